@@ -1,0 +1,82 @@
+"""stream_parser: turn a live LLM token stream into typed events as it arrives.
+
+Text, thinking and tool calls (validated Pydantic models) come out of
+:class:`StreamToolParser`, a linear-time, lossless, sans-IO streaming parser.  See the
+README and ``docs/`` for the guarantees and the event vocabulary.
+"""
+
+from __future__ import annotations
+
+from .chunks import ChatDelta, ToolCallDelta
+from .config import DEFAULT_THINKING_TAGS, ParserConfig
+from .errors import (
+    ConfigError,
+    InternalError,
+    ParserClosedError,
+    StreamParserError,
+    StrictModeError,
+    ToolError,
+)
+from .events import (
+    AnyEvent,
+    CodeBlockDeltaEvent,
+    CodeBlockEvent,
+    ErrorType,
+    ParseErrorEvent,
+    ParseEvent,
+    TextOutputEvent,
+    ThinkingDeltaEvent,
+    ThinkingEvent,
+    TokenUsageEvent,
+    ToolArgumentsDeltaEvent,
+    ToolCallEvent,
+    ToolCallStartEvent,
+    ToolParamDeltaEvent,
+    event_from_json,
+    event_to_json,
+)
+from .parser import StreamToolParser, aparse_stream, parse_stream
+from .plugins import FencedCodePlugin, ParsePlugin, PluginBlock
+from .state import ParseState, ParseStateManager
+from .xml_tools import XMLToolParser
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AnyEvent",
+    "ChatDelta",
+    "CodeBlockDeltaEvent",
+    "CodeBlockEvent",
+    "ConfigError",
+    "DEFAULT_THINKING_TAGS",
+    "ErrorType",
+    "FencedCodePlugin",
+    "InternalError",
+    "ParseErrorEvent",
+    "ParseEvent",
+    "ParsePlugin",
+    "ParseState",
+    "ParseStateManager",
+    "ParserClosedError",
+    "ParserConfig",
+    "PluginBlock",
+    "StreamParserError",
+    "StreamToolParser",
+    "StrictModeError",
+    "TextOutputEvent",
+    "ThinkingDeltaEvent",
+    "ThinkingEvent",
+    "TokenUsageEvent",
+    "ToolArgumentsDeltaEvent",
+    "ToolCallDelta",
+    "ToolCallEvent",
+    "ToolCallStartEvent",
+    "ToolError",
+    "ToolParamDeltaEvent",
+    "XMLToolParser",
+    "__version__",
+    "aparse_stream",
+    "event_from_json",
+    "event_to_json",
+    "parse_stream",
+]

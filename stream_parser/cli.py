@@ -1,0 +1,173 @@
+"""The ``stream-parser`` command: parse a file or stdin into JSON-lines events.
+
+Examples::
+
+    stream-parser parse examples/agent_reply.txt --tools examples/tools.py
+    cat reply.txt | stream-parser parse - --tools myproject.tools:TOOLS --chunk-size 1-8
+    python -m stream_parser parse reply.txt --blocks-only
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import random
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import BaseModel
+
+from .config import ParserConfig
+from .errors import ConfigError
+from .events import event_to_json
+from .parser import StreamToolParser
+from .plugins import FencedCodePlugin, ParsePlugin
+
+__all__ = ["load_tools", "main"]
+
+
+def load_tools(spec: str) -> Mapping[str, type[BaseModel]]:
+    """Load a tool registry from ``path/to/file.py``, ``module`` or ``module:ATTR``.
+
+    Without an attribute name, ``TOOLS`` is used; if the module has none, every Pydantic
+    model class defined in it is registered under its snake_case class name.
+
+    Raises:
+        ConfigError: the module, file or attribute cannot be loaded.
+    """
+    target, _, attr = spec.partition(":")
+    module: Any
+    if target.endswith(".py"):
+        path = Path(target)
+        if not path.is_file():
+            raise ConfigError(f"no such tools file: {target}")
+        loader_spec = importlib.util.spec_from_file_location(
+            f"_stream_parser_tools_{path.stem}", path
+        )
+        if loader_spec is None or loader_spec.loader is None:
+            raise ConfigError(f"cannot load {target}")
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[loader_spec.name] = module
+        loader_spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(target)
+        except ImportError as exc:
+            raise ConfigError(f"cannot import tools module {target!r}: {exc}") from exc
+    if attr or hasattr(module, "TOOLS"):
+        registry = getattr(module, attr or "TOOLS", None)
+        if not isinstance(registry, Mapping):
+            raise ConfigError(f"{spec}: {attr or 'TOOLS'} is not a mapping of tool name -> model")
+        return registry
+    return {
+        _snake(name): obj
+        for name, obj in vars(module).items()
+        if isinstance(obj, type)
+        and issubclass(obj, BaseModel)
+        and obj is not BaseModel
+        and obj.__module__ == module.__name__
+    }
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() and i else c.lower() for i, c in enumerate(name))
+
+
+def _chunk_sizes(spec: str) -> tuple[int, int]:
+    low, _, high = spec.partition("-")
+    try:
+        a, b = int(low), int(high or low)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"chunk size must be N or A-B, not {spec!r}") from None
+    if a < 1 or b < a:
+        raise argparse.ArgumentTypeError(f"chunk size must be >= 1 and A <= B, not {spec!r}")
+    return a, b
+
+
+def _chunks(text: str, sizes: tuple[int, int] | None, seed: int) -> Iterator[str]:
+    if sizes is None:
+        yield text
+        return
+    rng = random.Random(seed)
+    pos = 0
+    while pos < len(text):
+        step = rng.randint(*sizes)
+        yield text[pos : pos + step]
+        pos += step
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="stream-parser",
+        description="Parse LLM output into text, thinking and tool-call events.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    parse = commands.add_parser("parse", help="parse a file (or - for stdin) to JSON lines")
+    parse.add_argument("file", help="the text to parse, or - for standard input")
+    parse.add_argument(
+        "--tools",
+        help="tool registry: path/to/tools.py, module or module:ATTR (default: no tools)",
+    )
+    parse.add_argument(
+        "--chunk-size",
+        type=_chunk_sizes,
+        help="simulate streaming: feed chunks of N characters, or random sizes A-B",
+    )
+    parse.add_argument("--seed", type=int, default=0, help="seed for random chunk sizes")
+    parse.add_argument(
+        "--blocks-only",
+        action="store_true",
+        help="print only whole blocks: merged text, thinking, tool calls, errors",
+    )
+    parse.add_argument(
+        "--thinking-tag",
+        nargs=2,
+        action="append",
+        metavar=("START", "END"),
+        help="a thinking tag pair (repeatable; replaces the defaults)",
+    )
+    parse.add_argument("--start-in-thinking", action="store_true")
+    parse.add_argument("--fence-aware", action="store_true")
+    parse.add_argument("--fenced-code", action="store_true", help="fenced code blocks as events")
+    parse.add_argument("--max-tool-size", type=int)
+    return parser
+
+
+def _run_parse(args: argparse.Namespace, out: TextIO) -> int:
+    registry = load_tools(args.tools) if args.tools else {}
+    options: dict[str, Any] = {
+        "start_in_thinking": args.start_in_thinking,
+        "fence_aware": args.fence_aware,
+        "emit_deltas": not args.blocks_only,
+    }
+    if args.thinking_tag:
+        options["thinking_tags"] = tuple(tuple(pair) for pair in args.thinking_tag)
+    if args.max_tool_size:
+        options["max_tool_size"] = args.max_tool_size
+    plugins: list[ParsePlugin] = [FencedCodePlugin()] if args.fenced_code else []
+    parser = StreamToolParser(registry, config=ParserConfig(**options), plugins=plugins)
+    if args.file == "-":
+        text = sys.stdin.read()
+    else:
+        text = Path(args.file).read_text(encoding="utf-8", errors="replace")
+    events = parser.parse_stream(_chunks(text, args.chunk_size, args.seed))
+    if args.blocks_only:
+        from .testing import merge_deltas
+
+        events = iter([e for e in merge_deltas(events) if e.TILES or e.kind in ("error", "usage")])
+    for event in events:
+        out.write(event_to_json(event) + "\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``stream-parser`` command; returns the exit status."""
+    args = _build_parser().parse_args(argv)
+    try:
+        return _run_parse(args, sys.stdout)
+    except (ConfigError, OSError) as exc:
+        print(f"stream-parser: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,363 @@
+r"""The event vocabulary: everything the parser tells its caller.
+
+Every event is an immutable, slotted dataclass with a ``kind`` discriminator and a
+``span = (start, end)``: character offsets in the text stream the parser was fed.
+
+Two families:
+
+* **Block events** (``TILES = True``): :class:`TextOutputEvent`, :class:`ThinkingEvent`,
+  :class:`ToolCallEvent` (for calls written in the text) and plugin blocks such as
+  :class:`CodeBlockEvent`.  Their spans tile the input: sorted, contiguous, covering it
+  exactly, so joining the raw text of their spans gives the input back (losslessness).
+  Text is itself streamed: a run of text comes as several adjacent ``TextOutputEvent``\\ s.
+* **Side events** (``TILES = False``): deltas that let a UI show an open block live
+  (:class:`ThinkingDeltaEvent`, :class:`ToolCallStartEvent`, :class:`ToolParamDeltaEvent`,
+  :class:`ToolArgumentsDeltaEvent`, :class:`CodeBlockDeltaEvent`), errors
+  (:class:`ParseErrorEvent`) and usage (:class:`TokenUsageEvent`).  Their spans point into
+  the input but are outside the tiling.
+
+Events that come from a side channel rather than the text (reasoning deltas and native
+tool calls streamed by a provider, usage reports) have zero-width spans at the text
+offset where they arrived.
+
+The parser builds its hot-path events with :func:`_fast_text` and friends, which skip the
+dataclass ``__init__`` (h11's ``_parsed=True`` idea); hand-built events go through the
+normal constructor.  :data:`event_adapter` serialises any event to JSON and back.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
+
+from pydantic import Discriminator, TypeAdapter
+
+__all__ = [
+    "AnyEvent",
+    "CodeBlockDeltaEvent",
+    "CodeBlockEvent",
+    "ErrorType",
+    "ParseErrorEvent",
+    "ParseEvent",
+    "Span",
+    "TextOutputEvent",
+    "ThinkingDeltaEvent",
+    "ThinkingEvent",
+    "TokenUsageEvent",
+    "ToolArgumentsDeltaEvent",
+    "ToolCallEvent",
+    "ToolCallStartEvent",
+    "ToolParamDeltaEvent",
+    "event_adapter",
+    "event_from_json",
+    "event_to_json",
+]
+
+Span = tuple[int, int]
+"""``(start, end)`` character offsets in the text stream, end exclusive."""
+
+
+class ErrorType(str, enum.Enum):
+    """The ``error_type`` values the library emits (a :class:`ParseErrorEvent` field).
+
+    The field itself is a plain ``str`` so that plugins can add their own values; these
+    members compare equal to their strings (``ErrorType.UNCLOSED_TOOL == "unclosed_tool"``).
+    """
+
+    UNCLOSED_TOOL = "unclosed_tool"
+    """End of stream inside a tool call; its raw markup follows as text."""
+    MALFORMED_TOOL = "malformed_tool"
+    """Stray text or markup in a tool body; the raw markup follows as text."""
+    UNKNOWN_PARAM = "unknown_param"
+    """A parameter that is not a field of the tool; it is dropped and the call stands."""
+    DUPLICATE_PARAM = "duplicate_param"
+    """A parameter given twice; the last value wins."""
+    INVALID_PARAMS = "invalid_params"
+    """The arguments failed validation; ``details`` holds Pydantic's errors."""
+    TOOL_TOO_LARGE = "tool_too_large"
+    """A tool block passed ``max_tool_size``; the block continues as text."""
+    UNCLOSED_THINKING = "unclosed_thinking"
+    """End of stream inside a thinking block; the ThinkingEvent follows."""
+    UNCLOSED_BLOCK = "unclosed_block"
+    """End of stream inside a plugin's block; its raw text follows as text."""
+    UNKNOWN_TOOL = "unknown_tool"
+    """A native or dialect tool call names a tool that is not registered."""
+    INVALID_ARGUMENTS = "invalid_arguments"
+    """Native or dialect tool-call arguments are not valid JSON (or not an object)."""
+    TRUNCATED = "truncated"
+    """The reply was cut off (length limit or dropped connection) inside a call."""
+    STREAM_ERROR = "stream_error"
+    """The transport failed; what arrived before the failure was still delivered."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class ParseEvent:
+    """Base class of all events.
+
+    Attributes:
+        kind: discriminator, a snake_case string unique to each event class.
+        span: ``(start, end)`` offsets into the text stream.
+    """
+
+    __slots__ = ()
+    TILES: ClassVar[bool] = False
+    """True for block events, whose spans tile the input."""
+
+    kind: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextOutputEvent(ParseEvent):
+    """Plain text, verbatim (no trimming, no entity decoding).
+
+    A run of text arrives as several adjacent events; concatenate their ``text``.
+    """
+
+    TILES: ClassVar[bool] = True
+    text: str
+    span: Span = (0, 0)
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingDeltaEvent(ParseEvent):
+    """A piece of an open thinking block, as it arrives (outside the tiling)."""
+
+    content: str
+    span: Span = (0, 0)
+    kind: Literal["thinking_delta"] = "thinking_delta"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingEvent(ParseEvent):
+    """A whole thinking block.  ``span`` covers its tags; ``content`` is verbatim.
+
+    Attributes:
+        content: the text between the tags (or the provider's reasoning text).
+        closed: False when the stream ended before the end tag.
+    """
+
+    TILES: ClassVar[bool] = True
+    content: str
+    closed: bool = True
+    span: Span = (0, 0)
+    kind: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallStartEvent(ParseEvent):
+    """A tool call has opened (its start tag, or a native call's first fragment).
+
+    Attributes:
+        tool_name: the tool being called.
+        call_index: position of this call among the calls of the stream (0, 1, ...).
+        call_id: the provider's call id for native calls, else None.
+    """
+
+    tool_name: str
+    call_index: int = 0
+    call_id: str | None = None
+    span: Span = (0, 0)
+    kind: Literal["tool_call_start"] = "tool_call_start"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolParamDeltaEvent(ParseEvent):
+    """Raw characters of one parameter of an open tool call, as they arrive.
+
+    The deltas are verbatim (CDATA markers and surrounding newlines included); the
+    final, converted value is in the :class:`ToolCallEvent`.
+    """
+
+    tool_name: str
+    param: str
+    delta: str
+    call_index: int = 0
+    span: Span = (0, 0)
+    kind: Literal["tool_param_delta"] = "tool_param_delta"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolArgumentsDeltaEvent(ParseEvent):
+    """A fragment of a JSON arguments string (native calls and JSON dialects)."""
+
+    tool_name: str
+    delta: str
+    call_index: int = 0
+    call_id: str | None = None
+    span: Span = (0, 0)
+    kind: Literal["tool_arguments_delta"] = "tool_arguments_delta"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallEvent(ParseEvent):
+    """A complete, validated tool call: safe to execute.
+
+    Attributes:
+        tool_name: the registered tool name.
+        tool_instance: the validated Pydantic model instance of its arguments.
+        raw_xml: the raw text of the call as written (for native calls, the JSON
+            arguments string).
+        call_index: position of this call among the calls of the stream.
+        call_id: the provider's call id for native calls, else None.
+    """
+
+    TILES: ClassVar[bool] = True
+    tool_name: str
+    tool_instance: Any
+    raw_xml: str
+    call_index: int = 0
+    call_id: str | None = None
+    span: Span = (0, 0)
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParseErrorEvent(ParseEvent):
+    """Something in the model output could not be parsed.
+
+    Never fatal: the raw text involved is still delivered by the events around it.
+
+    Attributes:
+        error_type: a short snake_case code, see :class:`ErrorType`.
+        message: a human- (and model-) readable explanation.
+        context: the raw text involved (possibly shortened), if any.
+        details: structured details, e.g. Pydantic's validation errors.
+    """
+
+    error_type: str
+    message: str
+    context: str | None = None
+    details: tuple[dict[str, Any], ...] = ()
+    span: Span = (0, 0)
+    kind: Literal["error"] = "error"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenUsageEvent(ParseEvent):
+    """Token usage reported by the model or carried in stream metadata."""
+
+    usage_info: Any
+    span: Span = (0, 0)
+    kind: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CodeBlockDeltaEvent(ParseEvent):
+    """Code of an open fenced block, as it arrives (see ``FencedCodePlugin``)."""
+
+    delta: str
+    language: str = ""
+    span: Span = (0, 0)
+    kind: Literal["code_block_delta"] = "code_block_delta"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CodeBlockEvent(ParseEvent):
+    """A whole fenced code block (see ``FencedCodePlugin``).  ``span`` covers the fences."""
+
+    TILES: ClassVar[bool] = True
+    code: str
+    language: str = ""
+    span: Span = (0, 0)
+    kind: Literal["code_block"] = "code_block"
+
+
+AnyEvent = Annotated[
+    (
+        TextOutputEvent
+        | ThinkingDeltaEvent
+        | ThinkingEvent
+        | ToolCallStartEvent
+        | ToolParamDeltaEvent
+        | ToolArgumentsDeltaEvent
+        | ToolCallEvent
+        | ParseErrorEvent
+        | TokenUsageEvent
+        | CodeBlockDeltaEvent
+        | CodeBlockEvent
+    ),
+    Discriminator("kind"),
+]
+"""Union of the library's events, discriminated by ``kind``."""
+
+event_adapter: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
+"""Validates and serialises any library event (``event_adapter.dump_json(ev)``)."""
+
+
+def event_to_json(event: ParseEvent) -> str:
+    """Serialise an event to a JSON object string (tool instances become dicts)."""
+    return event_adapter.dump_json(event, warnings=False).decode()  # type: ignore[arg-type]
+
+
+def event_from_json(data: str | bytes) -> AnyEvent:
+    """Read an event back from :func:`event_to_json` output (tool instances stay dicts)."""
+    return event_adapter.validate_json(data)
+
+
+# --- fast constructors for the parser's hot path -------------------------------------------
+#
+# A frozen dataclass's __init__ pays for object.__setattr__ on every field (about 1 µs
+# for three fields here), which alone would exceed our per-chunk budget.  The parser
+# builds the events it emits per chunk by writing the slots directly through their
+# member descriptors (about 0.4 µs).  The objects are indistinguishable from
+# constructor-built ones: same class, same fields, still frozen for everyone else.
+
+_E = TypeVar("_E", bound=ParseEvent)
+_new = object.__new__
+
+
+def _slot_setter(cls: type[ParseEvent], name: str) -> Callable[[object, object], None]:
+    setter: Callable[[object, object], None] = cls.__dict__[name].__set__
+    return setter
+
+
+_text_text = _slot_setter(TextOutputEvent, "text")
+_text_span = _slot_setter(TextOutputEvent, "span")
+_text_kind = _slot_setter(TextOutputEvent, "kind")
+
+
+def _fast_text(text: str, span: Span) -> TextOutputEvent:
+    event: TextOutputEvent = _new(TextOutputEvent)
+    _text_text(event, text)
+    _text_span(event, span)
+    _text_kind(event, "text")
+    return event
+
+
+_think_content = _slot_setter(ThinkingDeltaEvent, "content")
+_think_span = _slot_setter(ThinkingDeltaEvent, "span")
+_think_kind = _slot_setter(ThinkingDeltaEvent, "kind")
+
+
+def _fast_thinking_delta(content: str, span: Span) -> ThinkingDeltaEvent:
+    event: ThinkingDeltaEvent = _new(ThinkingDeltaEvent)
+    _think_content(event, content)
+    _think_span(event, span)
+    _think_kind(event, "thinking_delta")
+    return event
+
+
+_param_setters = tuple(
+    _slot_setter(ToolParamDeltaEvent, name)
+    for name in ("tool_name", "param", "delta", "call_index", "span", "kind")
+)
+
+
+def _fast_param_delta(
+    tool_name: str, param: str, delta: str, call_index: int, span: Span
+) -> ToolParamDeltaEvent:
+    event: ToolParamDeltaEvent = _new(ToolParamDeltaEvent)
+    s_tool, s_param, s_delta, s_index, s_span, s_kind = _param_setters
+    s_tool(event, tool_name)
+    s_param(event, param)
+    s_delta(event, delta)
+    s_index(event, call_index)
+    s_span(event, span)
+    s_kind(event, "tool_param_delta")
+    return event

@@ -1,0 +1,150 @@
+"""ParsePlugin: the hook for blocks with tags of their own.
+
+A plugin declares the tags that open its block (``start_tags``) and the tag that closes
+it (``end_tag``).  The core finds those tags in the stream, with the same guarantees as
+for thinking blocks (split tags, linear time, lossless), and calls the plugin with
+block-scoped hooks; the plugin never sees the parser's buffer::
+
+    on_start(tag, span)        the start tag was seen
+    on_data(data, span)        a piece of the block's content (any number of times)
+    on_end(block)              the end tag was seen; return the block's events
+    on_unclosed(block)         the stream ended inside the block
+
+Losslessness is part of the contract: ``on_end`` and ``on_unclosed`` must return events
+whose tiling spans cover ``block.span`` exactly (usually one block event with
+``span=block.span``; the defaults return the raw text as a ``TextOutputEvent``).
+
+Register plugins with ``StreamToolParser(..., plugins=[...])`` or ``parser.use(plugin)``.
+:class:`FencedCodePlugin` is a complete example.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .events import (
+    CodeBlockDeltaEvent,
+    CodeBlockEvent,
+    ErrorType,
+    ParseErrorEvent,
+    ParseEvent,
+    Span,
+    TextOutputEvent,
+)
+
+__all__ = ["FencedCodePlugin", "ParsePlugin", "PluginBlock"]
+
+
+@dataclass(frozen=True, slots=True)
+class PluginBlock:
+    """A finished (or unfinished) plugin block, as handed to ``on_end``/``on_unclosed``.
+
+    Attributes:
+        start_tag: the tag that opened the block.
+        end_tag: the tag that closed it ("" when unclosed).
+        content: the text between the tags, verbatim.
+        span: offsets of the whole block, tags included.
+    """
+
+    start_tag: str
+    end_tag: str
+    content: str
+    span: Span
+
+    @property
+    def raw(self) -> str:
+        """The block exactly as it appeared in the stream."""
+        return self.start_tag + self.content + self.end_tag
+
+
+class ParsePlugin:
+    """Base class for plugins; every hook has a sensible default.
+
+    Attributes:
+        name: a unique name for the plugin.
+        start_tags: the strings that open a block.
+        end_tag: the string that closes it.
+        line_start_only: when True, a start tag counts only at the beginning of a line
+            (or of the stream).
+    """
+
+    name: str = "plugin"
+    start_tags: tuple[str, ...] = ()
+    end_tag: str = ""
+    line_start_only: bool = False
+
+    def on_start(self, tag: str, span: Span) -> list[ParseEvent]:
+        """Called when a start tag opens a block.  Return events to emit now."""
+        return []
+
+    def on_data(self, data: str, span: Span) -> list[ParseEvent]:
+        """Called with each piece of block content as it arrives (outside the tiling)."""
+        return []
+
+    def on_end(self, block: PluginBlock) -> list[ParseEvent]:
+        """Called when the end tag closes the block; must tile ``block.span``."""
+        return [TextOutputEvent(text=block.raw, span=block.span)]
+
+    def on_unclosed(self, block: PluginBlock) -> list[ParseEvent]:
+        """Called when the stream ends inside the block; must tile ``block.span``."""
+        return [
+            ParseErrorEvent(
+                error_type=ErrorType.UNCLOSED_BLOCK.value,
+                message=f"stream ended inside a {self.name} block opened by {block.start_tag!r}",
+                context=block.raw[:200],
+                span=block.span,
+            ),
+            TextOutputEvent(text=block.raw, span=block.span),
+        ]
+
+
+class FencedCodePlugin(ParsePlugin):
+    r"""Markdown fenced code blocks as their own events.
+
+    A line starting with three backticks opens a block; the info string after them (up
+    to the end of that line) is the language; a later line starting with three
+    backticks closes it.  While the block is open, :class:`CodeBlockDeltaEvent`\\ s carry
+    the code; the closed block is one :class:`CodeBlockEvent`.
+
+    Tool calls inside a fenced block belong to the block (they are code, not calls).
+    An unclosed block at the end of the stream is delivered as text after an
+    ``unclosed_block`` error.
+    """
+
+    name = "fenced_code"
+    start_tags = ("```",)
+    end_tag = "\n```"
+    line_start_only = True
+
+    def __init__(self) -> None:
+        self._language_done = False
+        self._language: list[str] = []
+
+    def on_start(self, tag: str, span: Span) -> list[ParseEvent]:  # noqa: D102
+        self._language_done = False
+        self._language = []
+        return []
+
+    def on_data(self, data: str, span: Span) -> list[ParseEvent]:  # noqa: D102
+        if self._language_done:
+            return [CodeBlockDeltaEvent(delta=data, language=self._lang(), span=span)]
+        newline = data.find("\n")
+        if newline < 0:
+            self._language.append(data)
+            return []
+        self._language.append(data[:newline])
+        self._language_done = True
+        code = data[newline + 1 :]
+        if not code:
+            return []
+        start = span[0] + newline + 1
+        return [CodeBlockDeltaEvent(delta=code, language=self._lang(), span=(start, span[1]))]
+
+    def _lang(self) -> str:
+        return "".join(self._language).strip()
+
+    def on_end(self, block: PluginBlock) -> list[ParseEvent]:  # noqa: D102
+        info, newline, code = block.content.partition("\n")
+        if not newline:
+            info, code = block.content, ""
+        return [CodeBlockEvent(code=code, language=info.strip(), span=block.span)]

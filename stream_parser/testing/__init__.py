@@ -1,0 +1,13 @@
+"""Testing helpers: scripted models that need no network, and event utilities.
+
+* :func:`merge_deltas`, :func:`assert_lossless`, :func:`tiling_events` compare and check
+  event sequences.
+* :class:`ScriptedModel` and :class:`FunctionModel` implement
+  :class:`~stream_parser.llm.ChatModel` without a network.
+"""
+
+from __future__ import annotations
+
+from ._events import assert_lossless, merge_deltas, tiling_events
+
+__all__ = ["assert_lossless", "merge_deltas", "tiling_events"]

@@ -1,0 +1,70 @@
+"""Shared test helpers: feed a parser in every way a stream can be cut."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+
+from stream_parser import ParseEvent, StreamToolParser
+from stream_parser.testing import assert_lossless, merge_deltas
+
+ParserFactory = Callable[[], StreamToolParser]
+
+
+def feed_all(parser: StreamToolParser, chunks: Iterable[str]) -> list[ParseEvent]:
+    """Feed every chunk, then close; return all events."""
+    events: list[ParseEvent] = []
+    for chunk in chunks:
+        events.extend(parser.feed(chunk))
+    events.extend(parser.close())
+    return events
+
+
+def run(factory: ParserFactory, chunks: Iterable[str]) -> list[ParseEvent]:
+    """Merged events of a fresh parser fed ``chunks``; also checks losslessness."""
+    chunks = list(chunks)
+    events = feed_all(factory(), chunks)
+    assert_lossless(events, "".join(chunks))
+    return merge_deltas(events)
+
+
+def splits(text: str, cuts: Sequence[int]) -> list[str]:
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+def assert_all_splittings(
+    factory: ParserFactory, text: str, expected: list[ParseEvent] | None = None
+) -> list[ParseEvent]:
+    """Check that ``text`` gives the same merged events however it is cut.
+
+    Feeds (a) the whole text, (b) one character at a time, (c) split at every single
+    position, (d) split at every pair of positions for short texts.  Every run must be
+    lossless and give the same merged events (equal to ``expected`` when given).
+    Returns the merged events.
+    """
+    reference = run(factory, [text])
+    if expected is not None:
+        assert reference == expected, f"\n got: {reference}\nwant: {expected}"
+    assert run(factory, list(text)) == reference, "one character at a time differs"
+    for cut in range(len(text) + 1):
+        assert run(factory, splits(text, [cut])) == reference, f"split at {cut} differs"
+    if len(text) < 40:
+        for a in range(1, len(text)):
+            for b in range(a + 1, len(text)):
+                assert run(factory, splits(text, [a, b])) == reference, f"split {a},{b} differs"
+    return reference
+
+
+def run_async(factory: ParserFactory, chunks: Iterable[str]) -> list[ParseEvent]:
+    """Events from the async driver."""
+
+    async def source() -> AsyncIterator[str]:
+        for chunk in chunks:
+            yield chunk
+
+    async def collect() -> list[ParseEvent]:
+        return [event async for event in factory().aparse_stream(source())]
+
+    return asyncio.run(collect())
