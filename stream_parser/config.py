@@ -45,6 +45,9 @@ class ParserConfig:
             because some models fence their calls.
         emit_deltas: emit streaming delta events (thinking, tool parameters); turn off
             if only whole blocks are wanted.
+        dialect: the tool-call format(s) the model writes: ``"xml"`` (the default, the
+            core's own format), ``"hermes"``, ``"qwen3_coder"``, or several at once as a
+            tuple.  Stored normalised as a tuple of names (see ``stream_parser.dialects``).
         strict: raise :class:`~stream_parser.errors.StrictModeError` instead of emitting
             a :class:`~stream_parser.events.ParseErrorEvent`.  For tests and tooling;
             production code should leave it off.
@@ -60,6 +63,7 @@ class ParserConfig:
     raw_params: frozenset[str] = field(default_factory=lambda: frozenset({"content", "diff"}))
     fence_aware: bool = False
     emit_deltas: bool = True
+    dialect: str | tuple[str, ...] = "xml"
     strict: bool = False
 
     def __post_init__(self) -> None:
@@ -86,3 +90,14 @@ class ParserConfig:
         if isinstance(self.raw_params, str) or not isinstance(self.raw_params, Iterable):
             raise ConfigError("raw_params must be a collection of parameter names")
         object.__setattr__(self, "raw_params", frozenset(self.raw_params))
+        names = (self.dialect,) if isinstance(self.dialect, str) else tuple(self.dialect)
+        if not names or not all(isinstance(n, str) and n for n in names):
+            raise ConfigError(f"dialect must be a name or a tuple of names: {self.dialect!r}")
+        if len(set(names)) != len(names):
+            raise ConfigError(f"dialect names repeat: {names!r}")
+        object.__setattr__(self, "dialect", names)
+
+    @property
+    def dialects(self) -> tuple[str, ...]:
+        """The configured dialect names, as a tuple."""
+        return self.dialect if isinstance(self.dialect, tuple) else (self.dialect,)

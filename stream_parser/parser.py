@@ -32,6 +32,7 @@ from pydantic import BaseModel
 from ._scan import PARTIAL, TagKind, TagSpec, TagTable, longest_prefix_suffix
 from .chunks import ChatDelta
 from .config import ParserConfig
+from .dialects import dialect_plugins
 from .errors import ConfigError, InternalError, ParserClosedError, StrictModeError
 from .events import (
     ErrorType,
@@ -174,6 +175,8 @@ class StreamToolParser:
             name: _ToolSpec(name, self.xml_parser.param_names(name)) for name in tool_registry
         }
         self._plugins: list[ParsePlugin] = []
+        for plugin in dialect_plugins(self.config.dialects):
+            self._add_plugin(plugin)
         for plugin in plugins:
             self._add_plugin(plugin)
         self._compile()
@@ -246,14 +249,16 @@ class StreamToolParser:
             raise ConfigError(f"plugin {plugin.name!r} needs start_tags and an end_tag")
         if any(p.name == plugin.name for p in self._plugins):
             raise ConfigError(f"a plugin named {plugin.name!r} is already registered")
+        plugin.bind(self)
         self._plugins.append(plugin)
 
     def _compile(self) -> None:
         specs: list[TagSpec] = []
         for start, end in self.config.thinking_tags:
             specs.append(TagSpec(start, TagKind.THINKING, end_tag=end))
-        for name in self._tools:
-            specs.append(TagSpec(f"<{name}>", TagKind.TOOL, tool_name=name))
+        if "xml" in self.config.dialects:
+            for name in self._tools:
+                specs.append(TagSpec(f"<{name}>", TagKind.TOOL, tool_name=name))
         for plugin in self._plugins:
             for tag in plugin.start_tags:
                 specs.append(
@@ -444,6 +449,19 @@ class StreamToolParser:
             raise StrictModeError(event)
         out.append(event)
 
+    def _check_strict(self, events: list[ParseEvent]) -> None:
+        """Strict mode for events built outside the core (plugins, native calls)."""
+        if self.config.strict:
+            for event in events:
+                if isinstance(event, ParseErrorEvent):
+                    raise StrictModeError(event)
+
+    def next_call_index(self) -> int:
+        """Reserve the next ``call_index`` (for plugins that emit tool calls)."""
+        index = self._call_count
+        self._call_count += 1
+        return index
+
     # --- TEXT ----------------------------------------------------------------------------
 
     def _on_text(self, buf: str, pos: int, out: list[ParseEvent]) -> int:
@@ -555,7 +573,9 @@ class StreamToolParser:
         self._plugin_end = spec.end_tag
         self._think_pieces = []
         self._block_start = start = self._offset + i
-        out.extend(plugin.on_start(spec.tag, (start, start + len(spec.tag))))
+        events = plugin.on_start(spec.tag, (start, start + len(spec.tag)))
+        self._check_strict(events)
+        out.extend(events)
         return i + len(spec.tag)
 
     def _on_plugin(self, buf: str, pos: int, out: list[ParseEvent]) -> int:
@@ -564,29 +584,43 @@ class StreamToolParser:
         end_tag = self._plugin_end
         n = len(buf)
         found = buf.find(end_tag, pos)
-        stop = (
-            found
-            if found >= 0
-            else n - (0 if self._final else longest_prefix_suffix(buf, pos, end_tag))
-        )
-        if pos < stop:
-            piece = buf[pos:stop]
+        while found >= 0:
+            self._plugin_data(plugin, buf, pos, found, out)
+            end = found + len(end_tag)
+            # The plugin has seen everything before the end tag and may say that this
+            # occurrence is inside its content (e.g. inside a JSON string): then the
+            # tag is data too, and the search goes on after it.
+            if plugin.accepts_end():
+                return self._close_plugin(plugin, end, out)
+            self._plugin_data(plugin, buf, found, end, out)
+            pos = end
+            found = buf.find(end_tag, pos)
+        stop = n - (0 if self._final else longest_prefix_suffix(buf, pos, end_tag))
+        self._plugin_data(plugin, buf, pos, stop, out)
+        self._wait = True
+        return stop
+
+    def _plugin_data(
+        self, plugin: ParsePlugin, buf: str, start: int, end: int, out: list[ParseEvent]
+    ) -> None:
+        if start < end:
+            piece = buf[start:end]
             self._think_pieces.append(piece)
-            out.extend(plugin.on_data(piece, (self._offset + pos, self._offset + stop)))
-        if found < 0:
-            self._wait = True
-            return stop
-        end = found + len(end_tag)
+            out.extend(plugin.on_data(piece, (self._offset + start, self._offset + end)))
+
+    def _close_plugin(self, plugin: ParsePlugin, end: int, out: list[ParseEvent]) -> int:
         block = PluginBlock(
             self._plugin_tag,
-            end_tag,
+            self._plugin_end,
             "".join(self._think_pieces),
             (self._block_start, self._offset + end),
         )
-        out.extend(plugin.on_end(block))
         self._think_pieces = []
         self._plugin = None
         self._sm.transition(Trigger.PLUGIN_END)
+        events = plugin.on_end(block)
+        self._check_strict(events)
+        out.extend(events)
         return end
 
     # --- TOOL ----------------------------------------------------------------------------
@@ -899,10 +933,7 @@ class StreamToolParser:
                 self._plugin_tag, "", "".join(self._think_pieces), (self._block_start, end)
             )
             events = plugin.on_unclosed(block_)
-            if self.config.strict:
-                for event in events:
-                    if isinstance(event, ParseErrorEvent):
-                        raise StrictModeError(event)
+            self._check_strict(events)
             out.extend(events)
 
     # --- side channels ---------------------------------------------------------------------
@@ -936,10 +967,7 @@ class StreamToolParser:
         if self._native is not None:
             reason = None if self._stream_error is not None else self._finish_reason
             events = self._native.finish(reason, self._offset)
-            if self.config.strict:
-                for event in events:
-                    if isinstance(event, ParseErrorEvent):
-                        raise StrictModeError(event)
+            self._check_strict(events)
             out.extend(events)
 
 

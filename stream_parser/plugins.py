@@ -5,9 +5,12 @@ it (``end_tag``).  The core finds those tags in the stream, with the same guaran
 for thinking blocks (split tags, linear time, lossless), and calls the plugin with
 block-scoped hooks; the plugin never sees the parser's buffer::
 
+    bind(parser)               the plugin was registered with a parser
     on_start(tag, span)        the start tag was seen
     on_data(data, span)        a piece of the block's content (any number of times)
-    on_end(block)              the end tag was seen; return the block's events
+    accepts_end()              the end tag follows the data seen so far: does it close
+                               the block?  (False: it is content, e.g. inside a string)
+    on_end(block)              the end tag closed the block; return the block's events
     on_unclosed(block)         the stream ended inside the block
 
 Losslessness is part of the contract: ``on_end`` and ``on_unclosed`` must return events
@@ -21,6 +24,7 @@ Register plugins with ``StreamToolParser(..., plugins=[...])`` or ``parser.use(p
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .events import (
     CodeBlockDeltaEvent,
@@ -31,6 +35,9 @@ from .events import (
     Span,
     TextOutputEvent,
 )
+
+if TYPE_CHECKING:
+    from .parser import StreamToolParser
 
 __all__ = ["FencedCodePlugin", "ParsePlugin", "PluginBlock"]
 
@@ -73,9 +80,25 @@ class ParsePlugin:
     end_tag: str = ""
     line_start_only: bool = False
 
+    def bind(self, parser: StreamToolParser) -> None:
+        """Called once when the plugin is registered; keep what you need of the parser.
+
+        A plugin instance belongs to one parser; create one per parser.
+        """
+
     def on_start(self, tag: str, span: Span) -> list[ParseEvent]:
         """Called when a start tag opens a block.  Return events to emit now."""
         return []
+
+    def accepts_end(self) -> bool:
+        """Whether the end tag just found closes the block (default: always).
+
+        Called after ``on_data`` has received everything before the end tag.  Return
+        False when, by what the plugin has seen, the tag is part of the content; it is
+        then passed to ``on_data`` and the search goes on.  The answer must depend only
+        on the data seen, never on how it was chunked.
+        """
+        return True
 
     def on_data(self, data: str, span: Span) -> list[ParseEvent]:
         """Called with each piece of block content as it arrives (outside the tiling)."""
