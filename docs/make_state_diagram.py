@@ -22,10 +22,7 @@ def mermaid() -> str:
     """The diagram as a fenced Mermaid block."""
     lines = ["```mermaid", "stateDiagram-v2", f"    [*] --> {ParseState.TEXT.name}"]
     for (source, trigger), target in TRANSITIONS.items():
-        if target is ParseState.CLOSED:
-            target_name = "[*]"
-        else:
-            target_name = target.name
+        target_name = "[*]" if target is ParseState.CLOSED else target.name
         lines.append(f"    {source.name} --> {target_name}: {trigger.value}")
     lines.append("```")
     return "\n".join(lines)
