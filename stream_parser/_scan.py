@@ -105,6 +105,11 @@ class TagTable:
         self._angle_fast = all(t.find(">") == len(t) - 1 for t in angle)
         self._angle_max = max((len(t) for t in angle), default=0)
 
+    @property
+    def candidates(self) -> re.Pattern[str] | None:
+        """The character class of first characters of all tags (None: no tags at all)."""
+        return self._candidates
+
     def __contains__(self, tag: str) -> bool:
         return tag in self._tags
 

@@ -67,6 +67,8 @@ _PARAM_OPEN_PARTIAL = re.compile(r"<(?:[A-Za-z_][A-Za-z0-9_.\-]{0,63})?")
 _CDATA_OPEN: Final = "<![CDATA["
 _CDATA_CLOSE: Final = "]]>"
 _CONTEXT_CHARS: Final = 200
+_LT = re.compile("<")
+_RSQB = re.compile("]")
 
 _CLOSE, _NOT, _WAIT = 1, 2, 3
 
@@ -101,7 +103,9 @@ class _ToolBlock:
         "raw",
         "spec",
         "start",
+        "step",
         "value",
+        "window",
     )
 
     def __init__(self, spec: _ToolSpec, start: int, call_index: int, limit: int) -> None:
@@ -116,6 +120,8 @@ class _ToolBlock:
         self.param_known = False
         self.value: list[str] = []
         self.phase = ToolPhase.BODY
+        self.step: Callable[[_ToolBlock, str, int, list[ParseEvent]], int]  # phase handler
+        self.window = 0  # how far a tag that may end the value can reach
         self.passthrough = False  # too large: the rest of the block streams as text
 
 
@@ -222,6 +228,23 @@ class StreamToolParser:
         if cfg.start_in_thinking:
             self._sm.current_state = ParseState.THINKING
             self._think_ends = tuple(end for _, end in cfg.thinking_tags)
+        self._stop: re.Pattern[str] | None = None
+        self._plain: Callable[[str, list[ParseEvent]], bool] | None = None
+        # The current state's handler, kept in step with the state by _move() so that
+        # the per-chunk loop does not look it up (Enum hashing is a Python-level call).
+        self._handler: Callable[[str, int, list[ParseEvent]], int] | None = self._handlers[
+            self._sm.current_state
+        ]
+        self._select_fast_path()
+
+    def _move(self, trigger: Trigger) -> None:
+        """Apply a transition from the table and select the new state's handler."""
+        try:
+            state = self._sm.transition(trigger)
+        except InternalError:
+            self._handler = None
+            raise
+        self._handler = self._handlers.get(state)
 
     # --- configuration -----------------------------------------------------------------
 
@@ -235,6 +258,7 @@ class StreamToolParser:
             raise ConfigError("plugins must be registered before the first feed()")
         self._add_plugin(plugin)
         self._compile()
+        self._select_fast_path()
         return self
 
     @property
@@ -298,10 +322,9 @@ class StreamToolParser:
             ParserClosedError: the parser was closed.
             TypeError: ``chunk`` is not a ``str``.
         """
-        state = self._sm.current_state
-        if state is ParseState.CLOSED:
-            raise ParserClosedError("feed() after close()")
-        if state is ParseState.ERROR:
+        if self._handler is None:
+            if self._sm.current_state is ParseState.CLOSED:
+                raise ParserClosedError("feed() after close()")
             raise InternalError("the parser stopped after an internal error")
         if not isinstance(chunk, str):
             raise TypeError(f"feed() takes str, not {type(chunk).__name__}")
@@ -311,8 +334,18 @@ class StreamToolParser:
         out: list[ParseEvent] = []
         if self._reasoning is not None:
             self._end_reasoning(out)
-        buf = self._tail + chunk if self._tail else chunk
-        self._consume(buf, out)
+        # Fast path: nothing is held and the chunk contains no character that could
+        # begin a tag in the current state, so all of it is plain content of that state.
+        # Most chunks of a long text, thinking block or file body take this path.
+        plain = self._plain
+        if (
+            plain is not None
+            and not self._tail
+            and (self._stop is None or self._stop.search(chunk) is None)
+            and plain(chunk, out)
+        ):
+            return out
+        self._consume(self._tail + chunk if self._tail else chunk, out)
         return out
 
     def close(self) -> list[ParseEvent]:
@@ -331,7 +364,7 @@ class StreamToolParser:
         self._consume(self._tail, out)
         self._close_open_block(out)
         self._close_native(out)
-        self._sm.transition(Trigger.CLOSE)
+        self._move(Trigger.CLOSE)
         return out
 
     def feed_item(self, item: StreamItem) -> list[ParseEvent]:
@@ -410,19 +443,73 @@ class StreamToolParser:
 
     def _consume(self, buf: str, out: list[ParseEvent]) -> None:
         """Run the state handlers over ``buf`` (tail + chunk) and keep the undecided rest."""
-        handlers = self._handlers
         pos = 0
-        while True:
-            self._wait = False
-            pos = handlers[self._sm.current_state](buf, pos, out)
-            if self._wait:
-                break
+        self._wait = False
+        while not self._wait:
+            handler = self._handler
+            assert handler is not None
+            pos = handler(buf, pos, out)
         if pos:
             self._prev_char = buf[pos - 1]
             self._offset += pos
         self._tail = buf[pos:]
         if self._final and self._tail:
             raise InternalError(f"final pass left {len(self._tail)} characters undecided")
+        self._select_fast_path()
+
+    def _select_fast_path(self) -> None:
+        """Choose the fast path of feed() for the state the parser is now in."""
+        state = self._sm.current_state
+        self._plain = None
+        if state is ParseState.TEXT:
+            self._stop, self._plain = self._table.candidates, self._plain_text
+        elif state is ParseState.THINKING:
+            firsts = "".join(sorted({tag[0] for tag in self._think_ends}))
+            self._stop = re.compile(f"[{re.escape(firsts)}]")
+            self._plain = self._plain_thinking
+        elif state is ParseState.TOOL:
+            block = self._block
+            if block is not None and not block.passthrough:
+                if block.phase is ToolPhase.VALUE:
+                    self._stop, self._plain = _LT, self._plain_value
+                elif block.phase is ToolPhase.CDATA:
+                    self._stop, self._plain = _RSQB, self._plain_value
+
+    def _plain_text(self, chunk: str, out: list[ParseEvent]) -> bool:
+        start = self._offset
+        self._offset = end = start + len(chunk)
+        self._prev_char = chunk[-1]
+        out.append(_fast_text(chunk, (start, end)))
+        return True
+
+    def _plain_thinking(self, chunk: str, out: list[ParseEvent]) -> bool:
+        start = self._offset
+        self._offset = end = start + len(chunk)
+        self._prev_char = chunk[-1]
+        self._think_pieces.append(chunk)
+        if self._emit_deltas:
+            out.append(_fast_thinking_delta(chunk, (start, end)))
+        return True
+
+    def _plain_value(self, chunk: str, out: list[ParseEvent]) -> bool:
+        block = self._block
+        assert block is not None
+        start = self._offset
+        end = start + len(chunk)
+        if end > block.limit:  # the size bound is checked on the slow path
+            return False
+        self._offset = end
+        self._prev_char = chunk[-1]
+        block.raw.append(chunk)
+        if block.param_known:
+            block.value.append(chunk)
+            if self._emit_deltas:
+                out.append(
+                    _fast_param_delta(
+                        block.spec.name, block.param, chunk, block.call_index, (start, end)
+                    )
+                )
+        return True
 
     def _emit_text(self, buf: str, start: int, end: int, out: list[ParseEvent]) -> None:
         if start < end:
@@ -520,7 +607,7 @@ class StreamToolParser:
     # --- THINKING ------------------------------------------------------------------------
 
     def _open_thinking(self, spec: TagSpec, i: int) -> int:
-        self._sm.transition(Trigger.THINKING_START)
+        self._move(Trigger.THINKING_START)
         self._block_start = self._offset + i
         self._think_ends = (spec.end_tag,)
         self._think_pieces = []
@@ -544,7 +631,7 @@ class StreamToolParser:
                 )
             )
             self._think_pieces = []
-            self._sm.transition(Trigger.THINKING_END)
+            self._move(Trigger.THINKING_END)
             return end
         hold = (
             0 if self._final else max(longest_prefix_suffix(buf, pos, t) for t in self._think_ends)
@@ -567,7 +654,7 @@ class StreamToolParser:
         plugin = spec.plugin
         if plugin is None:  # pragma: no cover - TagSpec of kind PLUGIN always has one
             raise InternalError("plugin tag without a plugin")
-        self._sm.transition(Trigger.PLUGIN_START)
+        self._move(Trigger.PLUGIN_START)
         self._plugin = plugin
         self._plugin_tag = spec.tag
         self._plugin_end = spec.end_tag
@@ -617,7 +704,7 @@ class StreamToolParser:
         )
         self._think_pieces = []
         self._plugin = None
-        self._sm.transition(Trigger.PLUGIN_END)
+        self._move(Trigger.PLUGIN_END)
         events = plugin.on_end(block)
         self._check_strict(events)
         out.extend(events)
@@ -626,12 +713,13 @@ class StreamToolParser:
     # --- TOOL ----------------------------------------------------------------------------
 
     def _open_tool(self, spec: TagSpec, buf: str, i: int, out: list[ParseEvent]) -> int:
-        self._sm.transition(Trigger.TOOL_START)
+        self._move(Trigger.TOOL_START)
         start = self._offset + i
         end = i + len(spec.tag)
         tool = self._tools[spec.tool_name]
         block = _ToolBlock(tool, start, self._call_count, start + self.config.max_tool_size)
         self._call_count += 1
+        self._set_phase(block, ToolPhase.BODY)
         self._block = block
         out.append(
             ToolCallStartEvent(
@@ -673,12 +761,14 @@ class StreamToolParser:
         return pos
 
     def _tool_steps(self, block: _ToolBlock, buf: str, pos: int, out: list[ParseEvent]) -> int:
-        phases = self._phases
-        sm = self._sm
         while True:
-            pos = phases[block.phase](block, buf, pos, out)
-            if self._wait or sm.current_state is not ParseState.TOOL:
+            pos = block.step(block, buf, pos, out)
+            if self._wait or self._block is not block:  # waiting, or the block ended
                 return pos
+
+    def _set_phase(self, block: _ToolBlock, phase: ToolPhase) -> None:
+        block.phase = phase
+        block.step = self._phases[phase]
 
     def _take(
         self, block: _ToolBlock, buf: str, start: int, end: int, out: list[ParseEvent]
@@ -727,7 +817,8 @@ class StreamToolParser:
         block.param_close = f"</{name}>"
         block.param_known = known = name in block.spec.params
         block.value = []
-        block.phase = ToolPhase.VALUE
+        block.window = max(len(block.param_close), len(_CDATA_OPEN))
+        self._set_phase(block, ToolPhase.VALUE)
         if block.passthrough:
             return
         tool = block.spec.name
@@ -774,10 +865,14 @@ class StreamToolParser:
                     )
 
     def _tool_value(self, block: _ToolBlock, buf: str, pos: int, out: list[ParseEvent]) -> int:
-        close = block.param_close
         n = len(buf)
-        window = max(len(close), len(_CDATA_OPEN))
         i = buf.find("<", pos)
+        if i < 0:  # the common case inside a long value: all of it is value
+            self._value(block, buf, pos, n, out)
+            self._wait = True
+            return n
+        close = block.param_close
+        window = block.window
         while i >= 0:
             if buf.startswith(close, i):
                 verdict = self._param_close_verdict(block, buf, i + len(close))
@@ -794,7 +889,7 @@ class StreamToolParser:
             elif buf.startswith(_CDATA_OPEN, i):
                 end = i + len(_CDATA_OPEN)
                 self._value(block, buf, pos, end, out)
-                block.phase = ToolPhase.CDATA
+                self._set_phase(block, ToolPhase.CDATA)
                 return end
             elif not self._final and n - i < window:
                 rest = buf[i:]
@@ -829,14 +924,14 @@ class StreamToolParser:
         if block.param_known and not block.passthrough:
             block.params[block.param] = "".join(block.value)
         block.value = []
-        block.phase = ToolPhase.BODY
+        self._set_phase(block, ToolPhase.BODY)
 
     def _tool_cdata(self, block: _ToolBlock, buf: str, pos: int, out: list[ParseEvent]) -> int:
         k = buf.find(_CDATA_CLOSE, pos)
         if k >= 0:
             end = k + len(_CDATA_CLOSE)
             self._value(block, buf, pos, end, out)
-            block.phase = ToolPhase.VALUE
+            self._set_phase(block, ToolPhase.VALUE)
             return end
         stop = len(buf) - (0 if self._final else longest_prefix_suffix(buf, pos, _CDATA_CLOSE))
         self._value(block, buf, pos, stop, out)
@@ -846,7 +941,7 @@ class StreamToolParser:
     def _finish_tool(self, block: _ToolBlock, end: int, out: list[ParseEvent]) -> None:
         """The tool's end tag was seen: validate and emit the call, or fall back to text."""
         self._block = None
-        self._sm.transition(Trigger.TOOL_END)
+        self._move(Trigger.TOOL_END)
         if block.passthrough:
             return
         raw = "".join(block.raw)
@@ -876,7 +971,7 @@ class StreamToolParser:
     def _abort_tool(self, block: _ToolBlock, j: int, out: list[ParseEvent]) -> int:
         """Stray text in a tool body (rule 8): the markup so far becomes text."""
         self._block = None
-        self._sm.transition(Trigger.TOOL_ABORT)
+        self._move(Trigger.TOOL_ABORT)
         if not block.passthrough:
             raw = "".join(block.raw)
             span = (block.start, self._offset + j)
