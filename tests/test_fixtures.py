@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from stream_parser import ParseEvent, StreamToolParser
-from tests.helpers import assert_all_splittings
+from tests.helpers import assert_all_splittings, run_async
 from tests.tools_fixture import TOOLS
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -65,3 +65,7 @@ def test_fixture(title: str, text: str, expected: list[dict[str, Any]]) -> None:
     events = assert_all_splittings(lambda: StreamToolParser(TOOLS), text)
     blocks = [b for b in map(block, events) if b is not None]
     assert blocks == expected
+    # The async driver gives exactly the sync driver's events.
+    chunks = [text[i : i + 3] for i in range(0, len(text), 3)]
+    sync = list(StreamToolParser(TOOLS).parse_stream(chunks))
+    assert run_async(lambda: StreamToolParser(TOOLS), chunks) == sync

@@ -1,0 +1,97 @@
+"""The stream-parser command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stream_parser.cli import load_tools, main
+from stream_parser.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "agent_reply.txt"
+TOOLS_FILE = ROOT / "examples" / "tools.py"
+
+
+def run_main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[dict]]:
+    code = main(args)
+    out = capsys.readouterr().out
+    return code, [json.loads(line) for line in out.splitlines()]
+
+
+def test_parse_example_blocks_only(capsys: pytest.CaptureFixture[str]) -> None:
+    code, events = run_main(
+        ["parse", str(EXAMPLE), "--tools", str(TOOLS_FILE), "--blocks-only"], capsys
+    )
+    assert code == 0
+    kinds = [e["kind"] for e in events]
+    assert kinds.count("tool_call") == 3
+    assert "tool_call_start" not in kinds and "tool_param_delta" not in kinds
+    assert events[-2]["error_type"] == "unclosed_tool"
+    calls = [e for e in events if e["kind"] == "tool_call"]
+    assert calls[2]["tool_instance"] == {
+        "command": "python hello.py && echo '</command>'",
+        "requires_approval": False,
+    }
+    text = EXAMPLE.read_text(encoding="utf-8")
+    tiles = [e for e in events if e["kind"] in ("text", "thinking", "tool_call")]
+    assert "".join(text[a:b] for a, b in (e["span"] for e in tiles)) == text
+
+
+def test_chunked_output_merges_to_the_same_blocks(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["parse", str(EXAMPLE), "--tools", str(TOOLS_FILE), "--blocks-only"]
+    _, whole = run_main(args, capsys)
+    _, chunked = run_main([*args, "--chunk-size", "1-8", "--seed", "3"], capsys)
+    assert chunked == whole
+    _, deltas = run_main(
+        ["parse", str(EXAMPLE), "--tools", str(TOOLS_FILE), "--chunk-size", "5"], capsys
+    )
+    assert any(e["kind"] == "tool_param_delta" for e in deltas)
+
+
+def test_stdin_and_module_form(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "stream_parser", "parse", "-", "--thinking-tag", "<r>", "</r>"],
+        input="a<r>b</r>",
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    kinds = [json.loads(line)["kind"] for line in result.stdout.splitlines()]
+    assert kinds == ["text", "thinking_delta", "thinking"]
+
+
+def test_fenced_code_option(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    source = tmp_path / "reply.md"
+    source.write_text("x\n```py\n1\n```\n", encoding="utf-8")
+    _, events = run_main(["parse", str(source), "--fenced-code", "--blocks-only"], capsys)
+    assert [e["kind"] for e in events] == ["text", "code_block", "text"]
+
+
+def test_load_tools_forms(tmp_path: Path) -> None:
+    assert set(load_tools(str(TOOLS_FILE))) == {"read_file", "write_to_file", "execute_command"}
+    assert set(load_tools("tests.tools_fixture")) >= {"read_file", "search"}
+    assert set(load_tools("tests.tools_fixture:TOOLS")) >= {"read_file"}
+    plain = tmp_path / "plain_tools.py"
+    plain.write_text(
+        "from pydantic import BaseModel\nclass ListFiles(BaseModel):\n    path: str\n",
+        encoding="utf-8",
+    )
+    assert list(load_tools(str(plain))) == ["list_files"]
+    with pytest.raises(ConfigError):
+        load_tools("no_such_module_xyz")
+    with pytest.raises(ConfigError):
+        load_tools(str(tmp_path / "missing.py"))
+    with pytest.raises(ConfigError):
+        load_tools("tests.tools_fixture:summary")
+
+
+def test_errors_exit_with_status_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["parse", str(tmp_path / "missing.txt")]) == 2
+    assert "error" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["parse", "x", "--chunk-size", "0"])
