@@ -228,12 +228,18 @@ class ParseErrorEvent(ParseEvent):
         message: a human- (and model-) readable explanation.
         context: the raw text involved (possibly shortened), if any.
         details: structured details, e.g. Pydantic's validation errors.
+        call_index: the tool call the error belongs to, when it belongs to one that was
+            announced by a :class:`ToolCallStartEvent` with this index.
+        call_id: the provider's id of that call (native calls), so that an agent can
+            answer the failed call with a tool message.
     """
 
     error_type: str
     message: str
     context: str | None = None
     details: tuple[dict[str, Any], ...] = ()
+    call_index: int | None = None
+    call_id: str | None = None
     span: Span = (0, 0)
     kind: Literal["error"] = "error"
 

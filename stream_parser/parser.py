@@ -23,6 +23,7 @@ The parser is not thread-safe: feed one parser from one thread or task.
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import re
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -222,6 +223,7 @@ class StreamToolParser:
         # Side channels (ChatDelta items).
         self._reasoning: list[str] | None = None
         self._native: NativeCallAccumulator | None = None
+        self._native_index: dict[int, int] = {}
         self._finish_reason: str | None = None
         self._stream_error: str | None = None
         self._last_usage: Any = None
@@ -400,7 +402,7 @@ class StreamToolParser:
             out.extend(self.feed(delta.content))
         if delta.tool_calls:
             self._end_reasoning(out)
-            out.extend(self._native_calls().feed(delta.tool_calls, self._offset))
+            out.extend(self._renumber(self._native_calls().feed(delta.tool_calls, self._offset)))
         if delta.usage is not None:
             self._usage(delta.usage, out)
         if delta.finish_reason is not None:
@@ -1058,10 +1060,27 @@ class StreamToolParser:
             self._native = NativeCallAccumulator(self.tool_registry, emit_deltas=self._emit_deltas)
         return self._native
 
+    def _renumber(self, events: list[ParseEvent]) -> list[ParseEvent]:
+        """Give native calls stream-wide call indexes, shared with XML and dialect calls.
+
+        The accumulator numbers calls by the provider's index; the stream may also hold
+        calls written in the text, so each provider index gets the next free index.
+        """
+        renumbered: list[ParseEvent] = []
+        for event in events:
+            index = getattr(event, "call_index", None)
+            if index is not None:
+                if index not in self._native_index:
+                    self._native_index[index] = self.next_call_index()
+                event = dataclasses.replace(event, call_index=self._native_index[index])  # type: ignore[type-var]
+            renumbered.append(event)
+        return renumbered
+
     def _close_native(self, out: list[ParseEvent]) -> None:
         if self._native is not None:
-            reason = None if self._stream_error is not None else self._finish_reason
-            events = self._native.finish(reason, self._offset)
+            # A finish reason that arrived counts even if the transport failed after it
+            # (e.g. only the usage chunk was lost); without one, the calls were cut.
+            events = self._renumber(self._native.finish(self._finish_reason, self._offset))
             self._check_strict(events)
             out.extend(events)
 

@@ -9,5 +9,25 @@
 from __future__ import annotations
 
 from ._events import assert_lossless, merge_deltas, tiling_events
+from ._models import (
+    ChatRequest,
+    FunctionModel,
+    NativeCall,
+    Reply,
+    ScriptedModel,
+    ScriptedReply,
+    ScriptExhaustedError,
+)
 
-__all__ = ["assert_lossless", "merge_deltas", "tiling_events"]
+__all__ = [
+    "ChatRequest",
+    "FunctionModel",
+    "NativeCall",
+    "Reply",
+    "ScriptExhaustedError",
+    "ScriptedModel",
+    "ScriptedReply",
+    "assert_lossless",
+    "merge_deltas",
+    "tiling_events",
+]
