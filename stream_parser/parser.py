@@ -1077,6 +1077,15 @@ class StreamToolParser:
         return renumbered
 
     def _close_native(self, out: list[ParseEvent]) -> None:
+        if self._finish_reason == "length":
+            # The reply was cut by its token limit: say so even when no call was open
+            # (an XML call cut by it is reported unclosed by the text parser too).
+            self._emit_error(
+                out,
+                ErrorType.TRUNCATED,
+                "the reply was cut off by its length limit (finish_reason='length')",
+                (self._offset, self._offset),
+            )
         if self._native is not None:
             # A finish reason that arrived counts even if the transport failed after it
             # (e.g. only the usage chunk was lost); without one, the calls were cut.
