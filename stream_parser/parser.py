@@ -1077,9 +1077,11 @@ class StreamToolParser:
         return renumbered
 
     def _close_native(self, out: list[ParseEvent]) -> None:
-        if self._finish_reason == "length":
-            # The reply was cut by its token limit: say so even when no call was open
-            # (an XML call cut by it is reported unclosed by the text parser too).
+        native_open = self._native is not None and bool(self._native.open_calls)
+        if self._finish_reason == "length" and not native_open:
+            # The reply was cut by its token limit: say so even when no native call was
+            # open (those get a `truncated` error each; an XML call cut by the limit is
+            # also reported unclosed by the text parser).
             self._emit_error(
                 out,
                 ErrorType.TRUNCATED,
