@@ -53,7 +53,7 @@ import typing
 from typing import Any, Final, Literal, NamedTuple, Union
 
 from lxml import etree
-from pydantic import AliasChoices, BaseModel, RootModel
+from pydantic import AliasChoices, BaseModel, Json, RootModel
 from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
@@ -184,15 +184,15 @@ def serialize_value(value: Any, annotation: Any = Any) -> str:
     ``str`` values are returned verbatim, ``bool`` as ``true`` / ``false``, ``None`` as
     ``null``, numbers with ``str`` / ``repr``, enum members as their value, and
     everything else (models, lists, dicts, sets, dataclasses...) as compact JSON made by
-    :func:`pydantic_core.to_jsonable_python` (``by_alias=True``).  A value whose JSON form
-    is a string (``datetime``, ``UUID``, ``Decimal``, ``Path``...) is written as that
-    string.
+    :func:`pydantic_core.to_jsonable_python` (``by_alias=True, round_trip=True``).  A
+    value whose JSON form is a string (``datetime``, ``UUID``, ``Decimal``, ``Path``...)
+    is written as that string.
 
     Args:
         value: the value to write.
-        annotation: the declared type of the field.  A ``str``-like annotation keeps
-            ``str`` values verbatim (the default for any annotation); it is accepted for
-            symmetry with :func:`coerce_value`.
+        annotation: the declared type of the field.  Not consulted at present (the
+            runtime type of ``value`` decides); accepted for symmetry with
+            :func:`coerce_value` and for serializers that will need it.
 
     Returns:
         The text, without any XML escaping (the core decodes no entities).
@@ -218,7 +218,7 @@ def _serialize(value: Any) -> tuple[str, bool]:
         return str(value), False
     if isinstance(value, float):
         return repr(value), False
-    jsonable = to_jsonable_python(value, by_alias=True)
+    jsonable = to_jsonable_python(value, by_alias=True, round_trip=True)
     if isinstance(jsonable, str):
         return jsonable, False
     text = json.dumps(jsonable, ensure_ascii=False, separators=(",", ":"))
@@ -246,6 +246,8 @@ def _unwrap(tp: Any) -> Any:
     """Strip ``Annotated``, ``Required``-like qualifiers, ``NewType`` and type aliases."""
     for _ in range(MAX_NESTED_DEPTH):
         origin = typing.get_origin(tp)
+        if origin is typing.Annotated and any(map(_is_json_marker, typing.get_args(tp)[1:])):
+            return str  # pydantic.Json[...]: the field parses the JSON text itself
         if origin is typing.Annotated or origin in _WRAPPERS:
             tp = typing.get_args(tp)[0]
         elif isinstance(tp, typing.NewType):
@@ -324,8 +326,22 @@ def _field_entries(model: type[BaseModel]) -> list[tuple[_Field, list[str]]]:
     for name, info in model.model_fields.items():
         aliases = [alias for alias in _string_aliases(info) if alias != name]
         key = aliases[0] if (aliases and by_alias) else name
-        entries.append((_Field(name, key, info.annotation), aliases))
+        entries.append((_Field(name, key, _field_annotation(info)), aliases))
     return entries
+
+
+def _is_json_marker(obj: Any) -> bool:
+    return obj is Json or type(obj) is Json
+
+
+def _field_annotation(info: FieldInfo) -> Any:
+    """The annotation to convert a field's text by.
+
+    A ``Json[...]`` field parses JSON text itself, so its value stays a string.
+    """
+    if any(_is_json_marker(item) for item in info.metadata):
+        return str
+    return info.annotation
 
 
 def _model_fields(model: type[BaseModel]) -> dict[str, _Field]:

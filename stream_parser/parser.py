@@ -62,9 +62,10 @@ StreamItem = Any
 
 _TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 _WS = re.compile(r"[ \t\r\n]*")
-# A parameter's start tag inside a tool body: a plain name, no attributes.
-_PARAM_OPEN = re.compile(r"<([A-Za-z_][A-Za-z0-9_.\-]{0,63})>")
-_PARAM_OPEN_PARTIAL = re.compile(r"<(?:[A-Za-z_][A-Za-z0-9_.\-]{0,63})?")
+# A parameter's start tag inside a tool body: a plain name, no attributes.  The length
+# bound keeps what is held while a tag is cut by a chunk boundary small.
+_PARAM_OPEN = re.compile(r"<([A-Za-z_][A-Za-z0-9_.\-]{0,255})>")
+_PARAM_OPEN_PARTIAL = re.compile(r"<(?:[A-Za-z_][A-Za-z0-9_.\-]{0,255})?")
 _CDATA_OPEN: Final = "<![CDATA["
 _CDATA_CLOSE: Final = "]]>"
 _CONTEXT_CHARS: Final = 200

@@ -33,6 +33,7 @@ read differently.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import re
@@ -388,7 +389,11 @@ class XMLToolParser:
         """
         from .parser import StreamToolParser
 
-        config = dataclasses.replace(self.config, emit_deltas=False, strict=False)
+        # Deltas are not needed; strict mode would raise; a stream that starts inside
+        # thinking would hide the call.  Everything else is kept, raw_params included.
+        config = dataclasses.replace(
+            self.config, emit_deltas=False, strict=False, start_in_thinking=False
+        )
         parser = StreamToolParser(self.tool_registry, config=config, xml_parser=self)
         for event in [*parser.feed(xml_content), *parser.close()]:
             if isinstance(event, ToolCallEvent) and event.tool_name == tool_name:
@@ -404,12 +409,30 @@ class XMLToolParser:
             tool_name: the tool expected.
 
         Returns:
-            XML parameter name -> raw value text, as the core collects it.
-
-        Raises:
-            NotImplementedError: not available yet.
+            XML parameter name -> raw value text (before whitespace rules, CDATA
+            unwrapping and conversion) of the first complete ``tool_name`` call, exactly
+            as the streaming parser collects it; unknown parameters are left out.  Empty
+            when there is no complete call (unclosed or malformed).
         """
-        raise NotImplementedError("filled in by the core")
+        from .parser import StreamToolParser
+
+        captured: dict[str, str] = {}
+
+        def capture(name: str, raw_params: Mapping[str, str]) -> ToolBuildResult:
+            if name == tool_name and not captured:
+                captured.update(raw_params)
+            return XMLToolParser.build_instance(self, name, raw_params)
+
+        # A shallow copy shares the compiled specs; only its build_instance records.
+        recorder = copy.copy(self)
+        recorder.build_instance = capture  # type: ignore[method-assign]
+        config = dataclasses.replace(
+            self.config, emit_deltas=False, strict=False, start_in_thinking=False
+        )
+        parser = StreamToolParser(self.tool_registry, config=config, xml_parser=recorder)
+        parser.feed(xml_content)
+        parser.close()
+        return captured
 
 
 # --- value rules -------------------------------------------------------------------------
