@@ -425,7 +425,7 @@ class XMLToolParser:
 
         # A shallow copy shares the compiled specs; only its build_instance records.
         recorder = copy.copy(self)
-        recorder.build_instance = capture  # type: ignore[method-assign]
+        recorder.build_instance = capture  # type: ignore[method-assign,assignment]
         config = dataclasses.replace(
             self.config, emit_deltas=False, strict=False, start_in_thinking=False
         )
