@@ -38,6 +38,7 @@ from .events import (
 from .parser import StreamToolParser, aparse_stream, parse_stream
 from .plugins import FencedCodePlugin, ParsePlugin, PluginBlock
 from .state import ParseState, ParseStateManager
+from .tools import Tool, ToolRegistry, ToolResult, tool
 from .xml_tools import XMLToolParser
 
 __version__ = "0.1.0"
@@ -67,16 +68,20 @@ __all__ = [
     "ThinkingDeltaEvent",
     "ThinkingEvent",
     "TokenUsageEvent",
+    "Tool",
     "ToolArgumentsDeltaEvent",
     "ToolCallDelta",
     "ToolCallEvent",
     "ToolCallStartEvent",
     "ToolError",
     "ToolParamDeltaEvent",
+    "ToolRegistry",
+    "ToolResult",
     "XMLToolParser",
     "__version__",
     "aparse_stream",
     "event_from_json",
     "event_to_json",
     "parse_stream",
+    "tool",
 ]

@@ -228,9 +228,10 @@ class StreamToolParser:
         self._finish_reason: str | None = None
         self._stream_error: str | None = None
         self._last_usage: Any = None
+        self._think_stop: re.Pattern[str] | None = None
         if cfg.start_in_thinking:
             self._sm.current_state = ParseState.THINKING
-            self._think_ends = tuple(end for _, end in cfg.thinking_tags)
+            self._set_think_ends(tuple(end for _, end in cfg.thinking_tags))
         self._stop: re.Pattern[str] | None = None
         self._plain: Callable[[str, list[ParseEvent]], bool] | None = None
         # The current state's handler, kept in step with the state by _move() so that
@@ -467,9 +468,7 @@ class StreamToolParser:
         if state is ParseState.TEXT:
             self._stop, self._plain = self._table.candidates, self._plain_text
         elif state is ParseState.THINKING:
-            firsts = "".join(sorted({tag[0] for tag in self._think_ends}))
-            self._stop = re.compile(f"[{re.escape(firsts)}]")
-            self._plain = self._plain_thinking
+            self._stop, self._plain = self._think_stop, self._plain_thinking
         elif state is ParseState.TOOL:
             block = self._block
             if block is not None and not block.passthrough:
@@ -612,9 +611,15 @@ class StreamToolParser:
     def _open_thinking(self, spec: TagSpec, i: int) -> int:
         self._move(Trigger.THINKING_START)
         self._block_start = self._offset + i
-        self._think_ends = (spec.end_tag,)
+        self._set_think_ends((spec.end_tag,))
         self._think_pieces = []
         return i + len(spec.tag)
+
+    def _set_think_ends(self, ends: tuple[str, ...]) -> None:
+        """The end tags that close the open thinking block, and their first characters."""
+        self._think_ends = ends
+        firsts = "".join(sorted({tag[0] for tag in ends}))
+        self._think_stop = re.compile(f"[{re.escape(firsts)}]")
 
     def _on_thinking(self, buf: str, pos: int, out: list[ParseEvent]) -> int:
         n = len(buf)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import sys
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
@@ -32,14 +34,19 @@ def test_examples_run_and_print_what_they_claim(
     path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    namespace: dict[str, object] = {"__name__": f"docs_{path.stem}"}
+    # A real module, so that Pydantic can resolve the names the examples define.
+    module = types.ModuleType(f"docs_{path.stem}")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    namespace = module.__dict__
     found = blocks(path)
     for index, (lang, body) in enumerate(found):
         if lang != "python" or body.lstrip().startswith("# not run"):
             continue
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            exec(compile(body, f"{path.name}[{index}]", "exec"), namespace)
+            # dont_inherit: the examples run as written, without this file's __future__.
+            code = compile(body, f"{path.name}[{index}]", "exec", dont_inherit=True)
+            exec(code, namespace)
         if index + 1 < len(found) and found[index + 1][0] == "text":
             expected = found[index + 1][1]
             assert out.getvalue().rstrip("\n") == expected.rstrip("\n"), (
@@ -48,8 +55,6 @@ def test_examples_run_and_print_what_they_claim(
 
 
 def test_state_diagram_matches_the_transition_table() -> None:
-    import sys
-
     sys.path.insert(0, str(ROOT / "docs"))
     try:
         import make_state_diagram

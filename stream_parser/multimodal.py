@@ -1,0 +1,635 @@
+"""Multimodal values: :class:`Text`, :class:`ImgUrl` and :class:`ImgPath`.
+
+These are the seed-001 types that tools (and later the typed LLM functions) accept as
+arguments and return as results.  Each one converts to an OpenAI *content part*
+(``{"type": "text", ...}`` or ``{"type": "image_url", ...}``) with
+:meth:`~Text.to_content_part`; a local image becomes a ``data:`` URL.
+
+They are also Pydantic-aware: used as a field type they validate from a plain string
+(what a model writes), show up in JSON Schema as ``"type": "string"`` and serialise back
+to that string.
+
+Path containment
+----------------
+A model that calls a tool with an ``ImgPath`` parameter chooses the path, so a path
+*string* coming through validation is untrusted.  It is resolved with
+:meth:`pathlib.Path.resolve` (``..`` collapsed, symlinks followed) and accepted only if the
+result lies inside one of the *allowed image roots*; a relative path is taken relative to
+the first root.  The roots in force are, from the most specific to the least:
+
+1. ``Annotated[ImgPath, ImageRoots(...)]`` on a field (``@tool(image_roots=...)`` writes
+   this for every ``ImgPath`` in the tool's own parameters);
+2. the :func:`allowed_image_roots` context manager (a :class:`contextvars.ContextVar`, so
+   it is local to the current thread or asyncio task);
+3. the process-wide default set with :func:`set_allowed_image_roots`;
+4. otherwise the current working directory, looked up at validation time.
+
+``ImgPath(...)`` called directly by your own code is trusted: it checks only that the
+file exists and is an image.  Use :meth:`ImgPath.from_untrusted` for strings from
+elsewhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import mimetypes
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeAlias, get_args, get_origin
+from urllib.parse import urlsplit
+
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import core_schema
+
+__all__ = [
+    "Detail",
+    "ImageRoots",
+    "ImgPath",
+    "ImgUrl",
+    "MultimodalValue",
+    "PathNotAllowedError",
+    "Text",
+    "allowed_image_roots",
+    "current_image_roots",
+    "is_multimodal_annotation",
+    "resolve_within_roots",
+    "set_allowed_image_roots",
+    "to_content_part",
+]
+
+Detail = Literal["auto", "low", "high"]
+"""The OpenAI ``image_url.detail`` values."""
+
+_DETAILS: frozenset[str] = frozenset({"auto", "low", "high"})
+
+StrPath: TypeAlias = "str | os.PathLike[str]"
+
+
+class PathNotAllowedError(ValueError):
+    """An untrusted path resolves outside the allowed image roots.
+
+    A ``ValueError``, so inside Pydantic validation it becomes an ordinary validation
+    error whose message can be shown to the model.
+    """
+
+
+def _check_detail(detail: object) -> Detail:
+    if detail not in _DETAILS:
+        raise ValueError(f"detail must be 'auto', 'low' or 'high', not {detail!r}")
+    return detail  # type: ignore[return-value]
+
+
+# --- Text --------------------------------------------------------------------------------
+
+
+class Text:
+    """A piece of text content.
+
+    Args:
+        content: the text.
+
+    Raises:
+        TypeError: if ``content`` is not a string.
+    """
+
+    __slots__ = ("_content",)
+
+    def __init__(self, content: str) -> None:
+        if not isinstance(content, str):
+            raise TypeError(f"Text content must be a str, not {type(content).__name__}")
+        self._content = content
+
+    @property
+    def content(self) -> str:
+        """The text."""
+        return self._content
+
+    def to_content_part(self) -> dict[str, Any]:
+        """Return the OpenAI content part ``{"type": "text", "text": ...}``."""
+        return {"type": "text", "text": self._content}
+
+    def __str__(self) -> str:
+        return self._content
+
+    def __repr__(self) -> str:
+        return f"Text({self._content!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Text):
+            return NotImplemented
+        return self._content == other._content
+
+    def __hash__(self) -> int:
+        return hash((Text, self._content))
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        def validate(value: Any) -> Text:
+            if isinstance(value, Text):
+                return value
+            if isinstance(value, str):
+                return Text(value)
+            raise ValueError("expected a string")
+
+        return core_schema.no_info_plain_validator_function(
+            validate,
+            serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="always"),
+        )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {"type": "string"}
+
+
+# --- ImgUrl ------------------------------------------------------------------------------
+
+
+class ImgUrl:
+    """An image given by URL: ``http://``, ``https://`` or a ``data:image/...`` URL.
+
+    The URL is not fetched here; it is handed to the model provider as is.
+
+    Args:
+        url: the image URL.
+        detail: the OpenAI ``detail`` hint, ``"auto"`` (default), ``"low"`` or ``"high"``.
+
+    Raises:
+        ValueError: if the URL has another scheme, no host, or is a ``data:`` URL that is
+            not an image.
+    """
+
+    __slots__ = ("_detail", "_url")
+
+    def __init__(self, url: str, detail: Detail = "auto") -> None:
+        self._url = _check_url(url)
+        self._detail: Detail = _check_detail(detail)
+
+    @property
+    def url(self) -> str:
+        """The URL."""
+        return self._url
+
+    @property
+    def detail(self) -> Detail:
+        """The OpenAI ``detail`` hint."""
+        return self._detail
+
+    def to_content_part(self) -> dict[str, Any]:
+        """Return the OpenAI content part ``{"type": "image_url", "image_url": {...}}``."""
+        return {"type": "image_url", "image_url": {"url": self._url, "detail": self._detail}}
+
+    def __str__(self) -> str:
+        return self._url
+
+    def __repr__(self) -> str:
+        shown = self._url if len(self._url) <= 80 else self._url[:77] + "..."
+        return f"ImgUrl({shown!r}, detail={self._detail!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ImgUrl):
+            return NotImplemented
+        return (self._url, self._detail) == (other._url, other._detail)
+
+    def __hash__(self) -> int:
+        return hash((ImgUrl, self._url, self._detail))
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        def validate(value: Any) -> ImgUrl:
+            if isinstance(value, ImgUrl):
+                return value
+            if isinstance(value, str):
+                return ImgUrl(value)
+            if isinstance(value, Mapping) and isinstance(value.get("url"), str):
+                return ImgUrl(value["url"], value.get("detail", "auto"))
+            raise ValueError("expected an image URL string")
+
+        return core_schema.no_info_plain_validator_function(
+            validate,
+            serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="always"),
+        )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {
+            "type": "string",
+            "format": "uri",
+            "description": "Image URL (http, https or data:image/...)",
+        }
+
+
+def _check_url(url: object) -> str:
+    if not isinstance(url, str):
+        raise TypeError(f"image URL must be a str, not {type(url).__name__}")
+    lowered = url[:16].lower()
+    if lowered.startswith("data:"):
+        if not lowered.startswith("data:image/") or "," not in url:
+            raise ValueError("a data URL for an image must start with 'data:image/'")
+        return url
+    if not lowered.startswith(("http://", "https://")):
+        raise ValueError("image URL must start with http://, https:// or data:")
+    if any(ch.isspace() for ch in url) or not urlsplit(url).netloc:
+        raise ValueError(f"not a valid image URL: {url[:200]!r}")
+    return url
+
+
+# --- allowed roots -----------------------------------------------------------------------
+
+_process_roots: tuple[Path, ...] | None = None
+_context_roots: ContextVar[tuple[Path, ...] | None] = ContextVar(
+    "stream_parser_image_roots", default=None
+)
+
+
+def _normalise_roots(roots: Iterable[StrPath]) -> tuple[Path, ...]:
+    if isinstance(roots, (str, bytes, os.PathLike)):
+        raise TypeError("roots must be a collection of paths, not a single path")
+    return tuple(Path(root).expanduser().resolve() for root in roots)
+
+
+def current_image_roots() -> tuple[Path, ...]:
+    """Return the allowed image roots in force here (without per-field overrides).
+
+    Returns:
+        The roots of the innermost :func:`allowed_image_roots` block, else the process
+        default from :func:`set_allowed_image_roots`, else ``(Path.cwd(),)``.  All are
+        absolute and resolved.
+    """
+    roots = _context_roots.get()
+    if roots is not None:
+        return roots
+    if _process_roots is not None:
+        return _process_roots
+    return (Path.cwd().resolve(),)
+
+
+def set_allowed_image_roots(roots: Iterable[StrPath] | None) -> None:
+    """Set the process-wide default image roots.
+
+    Args:
+        roots: directories that untrusted image paths may resolve into; ``None`` restores
+            the default (the working directory at validation time).  An empty collection
+            allows no path at all.
+    """
+    global _process_roots
+    _process_roots = None if roots is None else _normalise_roots(roots)
+
+
+@contextlib.contextmanager
+def allowed_image_roots(*roots: StrPath) -> Iterator[tuple[Path, ...]]:
+    """Allow untrusted image paths only under ``roots`` inside this ``with`` block.
+
+    The setting lives in a :class:`~contextvars.ContextVar`: it applies to the current
+    thread or asyncio task (and tasks started from it) and is restored on exit.
+
+    Args:
+        *roots: the allowed directories; relative paths are taken relative to the first.
+            With no roots, every path is refused.
+
+    Yields:
+        The resolved roots.
+    """
+    resolved = _normalise_roots(roots)
+    token = _context_roots.set(resolved)
+    try:
+        yield resolved
+    finally:
+        _context_roots.reset(token)
+
+
+def resolve_within_roots(path: StrPath, roots: Iterable[StrPath] | None = None) -> Path:
+    """Resolve an untrusted path and check that it stays inside the allowed roots.
+
+    A relative path is joined to the first root.  The result is resolved with
+    :meth:`~pathlib.Path.resolve` (``..`` collapsed, symlinks followed), so neither
+    ``../../secret`` nor a symlink pointing out of the root can escape.  The file need not
+    exist.
+
+    Args:
+        path: the untrusted path.
+        roots: the allowed directories; default :func:`current_image_roots`.
+
+    Returns:
+        The resolved absolute path.
+
+    Raises:
+        PathNotAllowedError: if the path resolves outside every root (or is unusable, e.g.
+            contains a NUL character).
+    """
+    allowed = current_image_roots() if roots is None else _normalise_roots(roots)
+    raw = os.fspath(path)
+    if not isinstance(raw, str) or "\x00" in raw or not raw.strip():
+        raise PathNotAllowedError("not a usable file path")
+    if not allowed:
+        raise PathNotAllowedError(f"image path {raw!r} is not allowed (no image directories)")
+    candidate = Path(raw)
+    if not candidate.is_absolute():
+        candidate = allowed[0] / candidate
+    try:
+        resolved = candidate.resolve()
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise PathNotAllowedError(f"cannot resolve image path {raw!r}: {exc}") from None
+    for root in allowed:
+        if resolved.is_relative_to(root):
+            return resolved
+    raise PathNotAllowedError(
+        f"image path {raw!r} is outside the allowed image directories; give a relative "
+        "path that stays inside them"
+    )
+
+
+class ImageRoots:
+    """Field metadata that pins the allowed roots of an ``ImgPath`` field.
+
+    ``Annotated[ImgPath, ImageRoots("assets")]`` accepts only images under ``assets``,
+    whatever the ambient setting.  Such a field also re-checks ``ImgPath`` instances
+    given to it, so a value converted elsewhere cannot bypass the pin.
+
+    Args:
+        *roots: the allowed directories (resolved now); relative paths given by a model
+            are taken relative to the first.
+    """
+
+    __slots__ = ("roots",)
+
+    def __init__(self, *roots: StrPath) -> None:
+        self.roots: tuple[Path, ...] = _normalise_roots(roots)
+
+    def __repr__(self) -> str:
+        return f"ImageRoots({', '.join(repr(str(root)) for root in self.roots)})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ImageRoots):
+            return NotImplemented
+        return self.roots == other.roots
+
+    def __hash__(self) -> int:
+        return hash((ImageRoots, self.roots))
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        if source is not ImgPath:
+            raise TypeError(f"ImageRoots applies to ImgPath fields only, not {source!r}")
+        return ImgPath._core_schema(self.roots)
+
+    def __get_pydantic_json_schema__(
+        self, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return ImgPath.__get_pydantic_json_schema__(schema, handler)
+
+
+# --- ImgPath -----------------------------------------------------------------------------
+
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"BM", "image/bmp"),
+)
+
+
+def _sniff_image_type(path: Path) -> str | None:
+    """Return the image MIME type from the file's magic bytes, else from its extension."""
+    with path.open("rb") as handle:
+        head = handle.read(16)
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    for magic, mime in _MAGIC:
+        if head.startswith(magic):
+            return mime
+    guessed, _ = mimetypes.guess_type(path.name)
+    if guessed is not None and guessed.startswith("image/"):
+        return guessed
+    return None
+
+
+def _inspect_image(resolved: Path, shown: str) -> str:
+    """Check that ``resolved`` is an image file and return its MIME type."""
+    if not resolved.exists():
+        raise FileNotFoundError(f"image file not found: {shown!r}")
+    if not resolved.is_file():
+        raise ValueError(f"not a regular file: {shown!r}")
+    mime = _sniff_image_type(resolved)
+    if mime is None:
+        raise ValueError(f"not an image file: {shown!r}")
+    return mime
+
+
+class ImgPath:
+    """A local image file.
+
+    Args:
+        path: the file's path; stored resolved (absolute, symlinks followed).
+        detail: the OpenAI ``detail`` hint, ``"auto"`` (default), ``"low"`` or ``"high"``.
+
+    Raises:
+        FileNotFoundError: if the file does not exist.
+        ValueError: if it is not a regular file or not an image (by magic bytes or, failing
+            that, by extension).
+
+    Calling the constructor trusts ``path``.  For a path chosen by a model use
+    :meth:`from_untrusted`, which Pydantic validation of a string does too.
+    """
+
+    __slots__ = ("_detail", "_mime_type", "_path")
+
+    def __init__(self, path: StrPath, detail: Detail = "auto") -> None:
+        resolved = Path(path).resolve()
+        self._mime_type = _inspect_image(resolved, os.fspath(path))
+        self._path = resolved
+        self._detail: Detail = _check_detail(detail)
+
+    @classmethod
+    def from_untrusted(
+        cls,
+        path: StrPath,
+        detail: Detail = "auto",
+        *,
+        roots: Iterable[StrPath] | None = None,
+    ) -> ImgPath:
+        """Build an ``ImgPath`` from a path that may have been chosen by a model.
+
+        Args:
+            path: the untrusted path.
+            detail: the OpenAI ``detail`` hint.
+            roots: the allowed directories; default :func:`current_image_roots`.
+
+        Returns:
+            The image, whose path lies inside one of the roots.
+
+        Raises:
+            PathNotAllowedError: if the path resolves outside the roots.
+            ValueError: if the file is missing, not a file, or not an image.  (Unlike the
+                constructor, a missing file is a ``ValueError`` here, so that Pydantic
+                reports it as a validation error.)
+        """
+        resolved = resolve_within_roots(path, roots)
+        shown = os.fspath(path)
+        try:
+            mime = _inspect_image(resolved, shown)
+        except OSError as exc:
+            reason = "does not exist" if isinstance(exc, FileNotFoundError) else "cannot be read"
+            raise ValueError(f"image file {shown!r} {reason}") from None
+        image = cls.__new__(cls)
+        image._path = resolved
+        image._mime_type = mime
+        image._detail = _check_detail(detail)
+        return image
+
+    @property
+    def path(self) -> Path:
+        """The resolved absolute path."""
+        return self._path
+
+    @property
+    def detail(self) -> Detail:
+        """The OpenAI ``detail`` hint."""
+        return self._detail
+
+    @property
+    def mime_type(self) -> str:
+        """The image's MIME type, e.g. ``"image/png"``."""
+        return self._mime_type
+
+    def to_base64(self) -> str:
+        """Read the file and return its bytes base64-encoded (ASCII).
+
+        Raises:
+            OSError: if the file can no longer be read.
+        """
+        return base64.b64encode(self._path.read_bytes()).decode("ascii")
+
+    def to_data_url(self) -> str:
+        """Return the image as a ``data:<mime>;base64,...`` URL.
+
+        Raises:
+            OSError: if the file can no longer be read.
+        """
+        return f"data:{self._mime_type};base64,{self.to_base64()}"
+
+    def to_content_part(self) -> dict[str, Any]:
+        """Return an OpenAI ``image_url`` content part carrying the image as a data URL.
+
+        Raises:
+            OSError: if the file can no longer be read.
+        """
+        return {
+            "type": "image_url",
+            "image_url": {"url": self.to_data_url(), "detail": self._detail},
+        }
+
+    def __str__(self) -> str:
+        return str(self._path)
+
+    def __fspath__(self) -> str:
+        return str(self._path)
+
+    def __repr__(self) -> str:
+        return f"ImgPath({str(self._path)!r}, detail={self._detail!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ImgPath):
+            return NotImplemented
+        return (self._path, self._detail) == (other._path, other._detail)
+
+    def __hash__(self) -> int:
+        return hash((ImgPath, self._path, self._detail))
+
+    @classmethod
+    def _core_schema(cls, pinned: tuple[Path, ...] | None) -> core_schema.CoreSchema:
+        """Validation schema; ``pinned`` roots (from ``ImageRoots``) override the ambient ones."""
+
+        def validate(value: Any) -> ImgPath:
+            if isinstance(value, ImgPath):
+                if pinned is not None and not any(
+                    value.path.is_relative_to(root) for root in pinned
+                ):
+                    raise PathNotAllowedError(
+                        f"image path {str(value.path)!r} is outside the allowed image directories"
+                    )
+                return value
+            if isinstance(value, (str, os.PathLike)):
+                return cls.from_untrusted(value, roots=pinned)
+            raise ValueError("expected a file path string")
+
+        return core_schema.no_info_plain_validator_function(
+            validate,
+            serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="always"),
+        )
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return cls._core_schema(None)
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {"type": "string", "description": "Path of a local image file"}
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+MultimodalValue: TypeAlias = Text | ImgUrl | ImgPath
+"""Any of the multimodal value types."""
+
+_MULTIMODAL = (Text, ImgUrl, ImgPath)
+
+
+def is_multimodal_annotation(annotation: Any) -> bool:
+    """Tell whether an annotation is, or contains, ``Text``, ``ImgUrl`` or ``ImgPath``.
+
+    Looks through ``Annotated``, ``Optional`` / unions and containers (``list[ImgPath]``,
+    ``dict[str, ImgUrl]``...), but not into the fields of nested models.
+
+    Args:
+        annotation: a type annotation.
+
+    Returns:
+        True if a multimodal type appears in it.
+    """
+    if annotation in _MULTIMODAL:
+        return True
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return is_multimodal_annotation(get_args(annotation)[0])
+    if origin is Literal:
+        return False
+    return any(is_multimodal_annotation(arg) for arg in get_args(annotation))
+
+
+def to_content_part(value: str | MultimodalValue) -> dict[str, Any]:
+    """Convert a string or a multimodal value to an OpenAI content part.
+
+    Args:
+        value: a ``str`` (becomes a text part), :class:`Text`, :class:`ImgUrl` or
+            :class:`ImgPath` (becomes an ``image_url`` part with a data URL).
+
+    Returns:
+        The content part dict.
+
+    Raises:
+        TypeError: for any other value.
+        OSError: if an ``ImgPath`` can no longer be read.
+    """
+    if isinstance(value, str):
+        return {"type": "text", "text": value}
+    if isinstance(value, _MULTIMODAL):
+        return value.to_content_part()
+    raise TypeError(f"cannot convert {type(value).__name__} to a content part")
