@@ -28,7 +28,6 @@ PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 )
 PNG_URL = "data:image/png;base64," + base64.b64encode(PNG).decode()
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "tools.md"
 
 
 @pytest.fixture
