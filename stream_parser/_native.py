@@ -54,6 +54,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from ._validation import json_safe_errors
 from .chunks import ToolCallDelta
 from .errors import ConfigError
 from .events import (
@@ -282,7 +283,7 @@ class NativeCallAccumulator:
         try:
             instance = model.model_validate(data)
         except ValidationError as exc:
-            details = _error_details(exc)
+            details = json_safe_errors(exc)
             return error(
                 ErrorType.INVALID_PARAMS,
                 f"{call.describe()}: invalid arguments: {_summarise(details)}",
@@ -301,15 +302,6 @@ class NativeCallAccumulator:
             call_id=call.call_id,
             span=span,
         )
-
-
-def _error_details(exc: ValidationError) -> tuple[dict[str, Any], ...]:
-    """Pydantic's errors as JSON-safe dicts (``ctx`` may hold exception objects)."""
-    try:
-        errors = json.loads(exc.json(include_url=False))
-    except Exception:  # pragma: no cover - pydantic serialises with a str fallback
-        errors = exc.errors(include_url=False, include_context=False, include_input=False)
-    return tuple(dict(item) for item in errors)
 
 
 def _summarise(details: Sequence[Mapping[str, Any]]) -> str:

@@ -44,6 +44,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
 
+from ._validation import json_safe_errors
 from .coerce import _field_entries, _serialize, coerce_value
 from .config import ParserConfig
 from .errors import ConfigError, ToolError
@@ -261,7 +262,7 @@ class XMLToolParser:
             else:
                 instance = spec.model.model_construct(**data)
         except ValidationError as exc:
-            errors = tuple(json.loads(exc.json(include_url=False)))
+            errors = json_safe_errors(exc)
             return ToolBuildResult(
                 instance=None, message=_describe(tool_name, errors), errors=errors
             )
