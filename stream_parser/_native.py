@@ -52,9 +52,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from ._validation import json_safe_errors
+from ._validation import validate_arguments
 from .chunks import ToolCallDelta
 from .errors import ConfigError
 from .events import (
@@ -280,20 +280,14 @@ class NativeCallAccumulator:
                 ErrorType.INVALID_ARGUMENTS,
                 f"{call.describe()}: arguments must be a JSON object, got {type(data).__name__}",
             )
-        try:
-            instance = model.model_validate(data)
-        except ValidationError as exc:
-            details = json_safe_errors(exc)
+        result = validate_arguments(call.name, model, data)
+        if result.instance is None:
             return error(
                 ErrorType.INVALID_PARAMS,
-                f"{call.describe()}: invalid arguments: {_summarise(details)}",
-                details=details,
+                f"{call.describe()}: {result.message}",
+                details=result.errors,
             )
-        except Exception as exc:  # a validator raised something Pydantic does not wrap
-            return error(
-                ErrorType.INVALID_PARAMS,
-                f"{call.describe()}: invalid arguments: {type(exc).__name__}: {exc}",
-            )
+        instance = result.instance
         return ToolCallEvent(
             tool_name=call.name,
             tool_instance=instance,
@@ -302,12 +296,3 @@ class NativeCallAccumulator:
             call_id=call.call_id,
             span=span,
         )
-
-
-def _summarise(details: Sequence[Mapping[str, Any]]) -> str:
-    """``loc: msg; loc: msg`` for an error message."""
-    parts = []
-    for item in details:
-        loc = ".".join(str(part) for part in item.get("loc", ())) or "(arguments)"
-        parts.append(f"{loc}: {item.get('msg', 'invalid')}")
-    return "; ".join(parts)

@@ -35,16 +35,15 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from ._validation import json_safe_errors
+from ._validation import ToolBuildResult, validate_arguments
 from .coerce import _field_entries, _serialize, coerce_value
 from .config import ParserConfig
 from .errors import ConfigError, ToolError
@@ -55,30 +54,6 @@ __all__ = ["ToolBuildResult", "XMLToolParser"]
 _NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _CDATA_OPEN: Final = "<![CDATA["
 _CDATA_CLOSE: Final = "]]>"
-_GOT_CHARS: Final = 80
-_MAX_LISTED_ERRORS: Final = 20
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ToolBuildResult:
-    """The outcome of :meth:`XMLToolParser.build_instance`.
-
-    Attributes:
-        instance: the tool's model instance, or None when the arguments are invalid.
-        message: empty on success; otherwise a readable explanation naming each bad
-            parameter and the reason, suitable to send back to the model.
-        errors: Pydantic's error dicts, JSON-safe (``type``, ``loc``, ``msg``, ``input``,
-            ``ctx``), as :meth:`pydantic.ValidationError.json` gives them without URLs.
-    """
-
-    instance: BaseModel | None
-    message: str = ""
-    errors: tuple[dict[str, Any], ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        """True when an instance was built."""
-        return self.instance is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,27 +231,7 @@ class XMLToolParser:
                 continue
             text = _unwrap_cdata(_trim_one_newline(raw) if entry.raw else raw.strip())
             data[entry.key if validate else entry.field] = coerce_value(text, entry.annotation)
-        try:
-            if validate:
-                instance = spec.model.model_validate(data)
-            else:
-                instance = spec.model.model_construct(**data)
-        except ValidationError as exc:
-            errors = json_safe_errors(exc)
-            return ToolBuildResult(
-                instance=None, message=_describe(tool_name, errors), errors=errors
-            )
-        except Exception as exc:  # invariant 6: a user validator's bug is still reported
-            error: dict[str, Any] = {
-                "type": "exception",
-                "loc": [],
-                "msg": f"{type(exc).__name__}: {exc}",
-                "input": None,
-            }
-            return ToolBuildResult(
-                instance=None, message=_describe(tool_name, (error,)), errors=(error,)
-            )
-        return ToolBuildResult(instance=instance)
+        return validate_arguments(tool_name, spec.model, data, validate=validate)
 
     # --- instance -> XML --------------------------------------------------------------
 
@@ -520,39 +475,3 @@ def _close_pattern(tag: str, tool: str, params: frozenset[str]) -> re.Pattern[st
 
 
 # --- messages ----------------------------------------------------------------------------
-
-
-def _loc(loc: Any) -> str:
-    """``("items", 1, "name")`` -> ``items[1].name``."""
-    out = ""
-    for part in loc if isinstance(loc, list | tuple) else (loc,):
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def _got(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    if len(text) > _GOT_CHARS:
-        text = text[: _GOT_CHARS - 1] + "…"
-    return text
-
-
-def _describe(tool: str, errors: tuple[dict[str, Any], ...]) -> str:
-    """A message naming each invalid parameter and the reason, for the model to act on."""
-    count = len(errors)
-    lines = [
-        f"Invalid parameters for tool {tool!r} "
-        f"({count} error{'s' if count != 1 else ''}); fix them and call the tool again:"
-    ]
-    for error in errors[:_MAX_LISTED_ERRORS]:
-        where = _loc(error.get("loc", ())) or "(the call as a whole)"
-        line = f"- {where}: {error.get('msg', 'invalid')}"
-        if error.get("type") not in ("missing", "exception") and "input" in error:
-            line += f" (got {_got(error['input'])})"
-        lines.append(line)
-    if count > _MAX_LISTED_ERRORS:
-        lines.append(f"- ... and {count - _MAX_LISTED_ERRORS} more")
-    return "\n".join(lines)

@@ -1,0 +1,124 @@
+"""pytest-benchmark: one agent reply written in each dialect, parsed from small chunks.
+
+Run from the repository root (the file is named ``bench_*`` so the test run skips it)::
+
+    python -m pytest benchmarks/bench_dialects.py --benchmark-enable
+    python -m pytest benchmarks/bench_dialects.py --benchmark-enable --benchmark-group-by=param:size
+
+Without ``--benchmark-enable`` (``pyproject.toml`` disables benchmarks by default) each
+case runs once, as a smoke test that still checks the result.
+
+The reply is the same in every dialect -- prose, a thinking block, then ``read_file``,
+``write_to_file`` (a generated Python module full of ``<``, ``>``, ``&``, quotes and
+backslashes, most of the size) and ``execute_command`` -- with the calls written by
+:meth:`stream_parser.dialects.Dialect.format_call`.  It is cut into chunks of 1 to 8
+characters (seeded, so every run and dialect sees the same cuts), like a token stream.
+The XML case is the core's own format, for comparison: hermes adds a JSON string scan
+and qwen3_coder a ``</parameter>`` check on top of the plugin hook.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from stream_parser import ParserConfig, StreamToolParser, ToolCallEvent
+from stream_parser.dialects import get_dialect
+
+
+class ReadFile(BaseModel):
+    path: str
+
+
+class WriteToFile(BaseModel):
+    path: str
+    content: str
+
+
+class ExecuteCommand(BaseModel):
+    command: str
+    requires_approval: bool = False
+
+
+TOOLS: dict[str, type[BaseModel]] = {
+    "read_file": ReadFile,
+    "write_to_file": WriteToFile,
+    "execute_command": ExecuteCommand,
+}
+
+SIZES = {"10KB": 10_000, "100KB": 100_000}
+
+
+def _module(size: int) -> str:
+    """A Python module of about ``size`` characters with markup, quotes and escapes."""
+    lines: list[str] = []
+    total = 0
+    i = 0
+    while total < size:
+        block = (
+            f"def render_{i}(rows, limit={i % 7}):\n"
+            f'    """Rows where count < limit, as <tr> elements; R&D stays "R&amp;D"."""\n'
+            f"    out = ['<table class=\"t{i}\">']\n"
+            f"    for row in rows:\n"
+            f"        if row.count < limit and row.name != '\\\\':\n"
+            f"            out.append(f'<tr><td>{{row.name}}</td></tr>')\n"
+            f"    return '\\n'.join(out) + '</table>'\n\n"
+        )
+        lines.append(block)
+        total += len(block)
+        i += 1
+    return "".join(lines)[:size]
+
+
+def build_reply(dialect: str, size: int) -> str:
+    """The benchmark reply of about ``size`` characters, its calls in ``dialect``."""
+    fmt = get_dialect(dialect).format_call
+    return "".join(
+        [
+            "<think>The template breaks on names with '&'; read it, fix it, test it.</think>",
+            "I'll read the module first, then rewrite it so that `a < b` stays strict.\n",
+            fmt("read_file", {"path": "src/render.py"}),
+            "\nNow the fixed version:\n",
+            fmt("write_to_file", {"path": "src/render.py", "content": _module(size)}),
+            "\nAnd run the tests:\n",
+            fmt("execute_command", {"command": "pytest -q tests/test_render.py"}),
+            "\nDone.",
+        ]
+    )
+
+
+def cut_chunks(text: str, seed: int = 5) -> list[str]:
+    """``text`` in chunks of 1 to 8 characters, the same cuts for the same seed."""
+    rng = random.Random(seed)
+    chunks: list[str] = []
+    i = 0
+    while i < len(text):
+        step = rng.randint(1, 8)
+        chunks.append(text[i : i + step])
+        i += step
+    return chunks
+
+
+def parse(dialect: str, chunks: list[str]) -> int:
+    """Feed every chunk and close; return how many tool calls were found."""
+    parser = StreamToolParser(TOOLS, config=ParserConfig(dialect=dialect))
+    calls = 0
+    for chunk in chunks:
+        for event in parser.feed(chunk):
+            calls += isinstance(event, ToolCallEvent)
+    for event in parser.close():
+        calls += isinstance(event, ToolCallEvent)
+    return calls
+
+
+@pytest.mark.parametrize("size", list(SIZES), ids=list(SIZES))
+@pytest.mark.parametrize("dialect", ["xml", "hermes", "qwen3_coder"])
+def test_parse_reply(benchmark: Any, dialect: str, size: str) -> None:
+    chunks = cut_chunks(build_reply(dialect, SIZES[size]))
+    benchmark.group = f"dialects-{size}"
+    benchmark.extra_info["chunks"] = len(chunks)
+    calls = benchmark.pedantic(parse, args=(dialect, chunks), rounds=5, iterations=1)
+    assert calls == 3

@@ -1,0 +1,307 @@
+"""What the dialects share: the :class:`Dialect` description, block readers, outcomes.
+
+A *dialect* is one way of writing tool calls in text.  It has two faces:
+
+* **Reading.**  A dialect that is not the core's own XML brings a
+  :class:`~stream_parser.plugins.ParsePlugin` that reads its blocks out of the stream.
+  Dialects whose blocks open with the same tag (hermes and qwen3_coder both open with
+  ``<tool_call>``) share one plugin, because the tag table lets a tag be claimed once:
+  they name the same :attr:`Dialect.plugin_key`, and one plugin is built for all of the
+  configured ones (:func:`stream_parser.dialects.dialect_plugins`).
+* **Writing.**  :meth:`Dialect.format_call` writes a call in the dialect and
+  :meth:`Dialect.usage_instructions` explains the format, so that an agent whose model
+  speaks the dialect can show it in its prompt.
+
+The readers of the ``<tool_call>`` plugin (:class:`BlockReader` subclasses) are fed the
+block's content piece by piece, keep only bounded state between pieces (no re-scan of
+what came before: linear time), and at the end turn the block into exactly one outcome:
+a :class:`~stream_parser.events.ToolCallEvent` spanning the block, or an error event
+followed by the block's raw text (:func:`failure`).  Nothing here raises on model text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Final
+
+from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
+
+from .._validation import ToolBuildResult, validate_arguments
+from ..errors import StrictModeError
+from ..events import ErrorType, ParseErrorEvent, ParseEvent, TextOutputEvent, ToolCallEvent
+
+if TYPE_CHECKING:
+    from ..config import ParserConfig
+    from ..plugins import ParsePlugin, PluginBlock
+    from ..xml_tools import XMLToolParser
+
+__all__ = [
+    "BlockReader",
+    "CallContext",
+    "Dialect",
+    "XmlDialect",
+    "call_event",
+    "failure",
+    "side_error",
+    "validate_arguments",
+    "value_text",
+]
+
+_CONTEXT_CHARS: Final = 200
+_EXAMPLE_ARGS: Final[Mapping[str, Any]] = {"parameter_name": "value"}
+
+
+class Dialect:
+    """A tool-call format: how to read it (a plugin) and how to write it (for prompts).
+
+    Subclass it to add a dialect, and register an instance in
+    :data:`stream_parser.dialects.DIALECTS` under its :attr:`name`.
+
+    Attributes:
+        name: the name used in ``ParserConfig(dialect=...)``.
+        title: a short human-readable description.
+        plugin_key: dialects with the same key share one plugin (their blocks open with
+            the same tag); None for the core's own format, which needs no plugin.
+    """
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    plugin_key: ClassVar[str | None] = None
+
+    def make_plugin(self, names: tuple[str, ...]) -> ParsePlugin | None:
+        """A new plugin that reads this dialect and the others of ``names``.
+
+        Args:
+            names: the configured dialects that share this one's :attr:`plugin_key`,
+                in configuration order (this dialect's name among them).
+
+        Returns:
+            The plugin, or None when the core reads the dialect itself.
+        """
+        return None
+
+    def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
+        """Write one tool call as a model speaking this dialect would.
+
+        Args:
+            tool_name: the tool to call.
+            args: argument name -> value; values that are not strings are written as
+                JSON (Pydantic models, enums, paths and the like included).
+
+        Returns:
+            The text of the call, without a trailing newline.
+
+        Raises:
+            ValueError: a value cannot be written so that it reads back unchanged.
+        """
+        raise NotImplementedError
+
+    def usage_instructions(
+        self, example_tool: str = "tool_name", example_args: Mapping[str, Any] | None = None
+    ) -> str:
+        """Explain the call format to a model, with one example call.
+
+        Args:
+            example_tool: the tool named in the example.
+            example_args: the example's arguments (default: one placeholder parameter).
+
+        Returns:
+            A paragraph of instructions followed by the example, for a system prompt.
+        """
+        example = self.format_call(
+            example_tool, _EXAMPLE_ARGS if example_args is None else example_args
+        )
+        return f"{self._instructions()}\n\n{example}\n\n{self._rules()}"
+
+    def _instructions(self) -> str:
+        raise NotImplementedError
+
+    def _rules(self) -> str:
+        return (
+            "You may write text before, between and after tool calls, and make several "
+            "calls in one reply. A call is executed only when it is complete and its "
+            "arguments are valid."
+        )
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+class XmlDialect(Dialect):
+    """The core's own XML format (Cline, auto-coder): ``<tool><param>value</param></tool>``.
+
+    Example:
+        >>> print(XmlDialect().format_call("read_file", {"path": "a.py"}))
+        <read_file>
+        <path>a.py</path>
+        </read_file>
+    """
+
+    name = "xml"
+    title = "XML tags named after the tool and its parameters (Cline, auto-coder)"
+    plugin_key = None
+
+    def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
+        """Write ``<tool>``, one ``<param>value</param>`` per argument, ``</tool>``.
+
+        A value with a line break is written on lines of its own; rule 6 of the core
+        removes exactly those newlines again.  Values are verbatim (no entity escaping).
+
+        Raises:
+            ValueError: a value contains its own closing tag.
+        """
+        lines = [f"<{tool_name}>"]
+        for param, value in args.items():
+            text = value_text(value)
+            close = f"</{param}>"
+            if close in text:
+                raise ValueError(
+                    f"parameter {param!r} of {tool_name!r}: the value contains {close!r}; "
+                    "use XMLToolParser.reconstruct_tool_xml, which can wrap it in CDATA"
+                )
+            if "\n" in text:
+                lines.append(f"<{param}>\n{text}\n{close}")
+            else:
+                lines.append(f"<{param}>{text}{close}")
+        lines.append(f"</{tool_name}>")
+        return "\n".join(lines)
+
+    def _instructions(self) -> str:
+        return (
+            "To call a tool, write an XML block named after the tool, with one element "
+            "per parameter. Values are written verbatim (no escaping); lists and objects "
+            "as JSON. For example:"
+        )
+
+
+def value_text(value: Any) -> str:
+    """A value as text inside a tag: strings verbatim, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(to_jsonable_python(value), ensure_ascii=False)
+
+
+@dataclass(slots=True)
+class CallContext:
+    """What a block reader needs of the parser for one ``<tool_call>`` block.
+
+    Attributes:
+        tool_registry: tool name -> Pydantic model of its arguments.
+        xml_parser: converts raw parameter strings to a model instance.
+        config: the parser's configuration.
+        call_index: the index reserved for this call.
+    """
+
+    tool_registry: Mapping[str, type[BaseModel]]
+    xml_parser: XMLToolParser
+    config: ParserConfig
+    call_index: int
+
+    @property
+    def emit_deltas(self) -> bool:
+        """Whether delta events are wanted."""
+        return self.config.emit_deltas
+
+
+class BlockReader:
+    """Reads the content of one block in one format, piece by piece.
+
+    The plugin calls :meth:`feed` with each piece of content in order (leading
+    whitespace already skipped), :meth:`accepts_end` when the end tag follows, and
+    :meth:`finish` once when the block closed.  Every answer depends only on the
+    characters fed so far, never on how they were cut.
+    """
+
+    def __init__(self, call: CallContext) -> None:
+        self.call = call
+        self.announced = False  # a ToolCallStartEvent was sent for the call
+
+    @property
+    def error_index(self) -> int | None:
+        """The ``call_index`` for the block's error events: set once it was announced."""
+        return self.call.call_index if self.announced else None
+
+    def feed(self, data: str, start: int, out: list[ParseEvent]) -> None:
+        """Take the next piece of content; ``start`` is its offset in the stream."""
+        raise NotImplementedError
+
+    def accepts_end(self) -> bool:
+        """Whether the end tag that follows the content fed so far closes the block."""
+        return True
+
+    def finish(self, block: PluginBlock) -> list[ParseEvent]:
+        """The closed block's outcome: a call, or an error and the raw text."""
+        raise NotImplementedError
+
+
+def _shorten(text: str) -> str:
+    if len(text) <= 2 * _CONTEXT_CHARS:
+        return text
+    return f"{text[:_CONTEXT_CHARS]} ... {text[-_CONTEXT_CHARS:]}"
+
+
+def failure(
+    error_type: ErrorType,
+    message: str,
+    block: PluginBlock,
+    details: tuple[dict[str, Any], ...] = (),
+    call_index: int | None = None,
+) -> list[ParseEvent]:
+    """A block that does not make a call: an error event, then its raw text.
+
+    ``call_index`` ties the error to a call that was announced with that index.
+    """
+    raw = block.raw
+    return [
+        ParseErrorEvent(
+            error_type=error_type.value,
+            message=message,
+            context=_shorten(raw),
+            details=details,
+            call_index=call_index,
+            span=block.span,
+        ),
+        TextOutputEvent(text=raw, span=block.span),
+    ]
+
+
+def side_error(
+    call: CallContext, error_type: ErrorType, message: str, span: tuple[int, int], context: str
+) -> ParseErrorEvent:
+    """An error that does not end the block (unknown or repeated parameter).
+
+    Raises:
+        StrictModeError: the parser is in strict mode.
+    """
+    event = ParseErrorEvent(
+        error_type=error_type.value,
+        message=message,
+        context=_shorten(context),
+        call_index=call.call_index,
+        span=span,
+    )
+    if call.config.strict:
+        raise StrictModeError(event)
+    return event
+
+
+def call_event(
+    call: CallContext, tool_name: str, result: ToolBuildResult, block: PluginBlock
+) -> list[ParseEvent]:
+    """The outcome of a built call: the :class:`ToolCallEvent`, or ``invalid_params``."""
+    if result.instance is None:
+        return failure(
+            ErrorType.INVALID_PARAMS, result.message, block, result.errors, call.call_index
+        )
+    return [
+        ToolCallEvent(
+            tool_name=tool_name,
+            tool_instance=result.instance,
+            raw_xml=block.raw,
+            call_index=call.call_index,
+            span=block.span,
+        )
+    ]

@@ -1,0 +1,173 @@
+"""ToolCallPlugin: the one plugin for the dialects that open with ``<tool_call>``.
+
+hermes and qwen3_coder both wrap a call in ``<tool_call>`` ... ``</tool_call>``, and the
+tag table lets a tag be claimed only once, so one plugin reads both.  It decides the
+format of each block by the block's first non-whitespace character, which is enough and
+depends on nothing but the text:
+
+* ``{`` -> hermes (when enabled);
+* anything else -> qwen3_coder (when enabled), whose reader expects ``<function=``;
+* with a single format enabled, every block goes to that format's reader, which
+  reports a block it cannot read as malformed.
+
+The plugin then hands the content to that :class:`~stream_parser.dialects._base.BlockReader`
+piece by piece and asks it whether an end tag closes the block.  It also enforces
+``ParserConfig.max_tool_size``: past it the reader is no longer fed, the next
+``</tool_call>`` ends the block, and the block comes out as a ``tool_too_large`` error
+and its raw text.  An unclosed block at the end of the stream is an ``unclosed_tool``
+error and its raw text; neither is ever executed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Final
+
+from ..errors import ConfigError
+from ..events import ErrorType, ParseEvent, Span
+from ..plugins import ParsePlugin, PluginBlock
+from ._base import BlockReader, CallContext, failure
+from .hermes import HermesReader
+from .qwen3_coder import Qwen3CoderReader
+
+if TYPE_CHECKING:
+    from ..parser import StreamToolParser
+
+__all__ = ["READERS", "ToolCallPlugin"]
+
+READERS: Final[dict[str, Callable[[CallContext], BlockReader]]] = {
+    "hermes": HermesReader,
+    "qwen3_coder": Qwen3CoderReader,
+}
+"""The formats a :class:`ToolCallPlugin` can read -> their block readers."""
+
+_WS: Final = " \t\r\n"
+
+
+class ToolCallPlugin(ParsePlugin):
+    """Reads ``<tool_call>`` blocks in the hermes and/or qwen3_coder format.
+
+    ``ParserConfig(dialect="hermes")`` (or ``"qwen3_coder"``, or both) registers one for
+    you; build one yourself only to add it to a parser with :meth:`StreamToolParser.use`.
+
+    Args:
+        formats: the formats to read, from :data:`READERS`.
+
+    Raises:
+        ConfigError: no format, or one that is not known.
+
+    Example:
+        >>> from pydantic import BaseModel
+        >>> from stream_parser import StreamToolParser
+        >>> class ReadFile(BaseModel):
+        ...     path: str
+        >>> parser = StreamToolParser({"read_file": ReadFile}, plugins=[ToolCallPlugin()])
+        >>> text = '<tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>'
+        >>> [e.kind for e in parser.feed(text) + parser.close()]
+        ['tool_call_start', 'tool_arguments_delta', 'tool_call']
+    """
+
+    name = "tool_call"
+    start_tags = ("<tool_call>",)
+    end_tag = "</tool_call>"
+
+    def __init__(self, formats: Sequence[str] = ("hermes", "qwen3_coder")) -> None:
+        formats = tuple(formats)
+        if not formats:
+            raise ConfigError("ToolCallPlugin needs at least one format")
+        for fmt in formats:
+            if fmt not in READERS:
+                known = ", ".join(sorted(READERS))
+                raise ConfigError(f"ToolCallPlugin cannot read {fmt!r} (known: {known})")
+        self.formats = formats
+        self._parser: StreamToolParser | None = None
+        self._reader: BlockReader | None = None
+        self._call: CallContext | None = None
+        self._room = 0  # characters the block may still take before it is too large
+        self._too_large = False
+
+    def bind(self, parser: StreamToolParser) -> None:
+        """Keep the parser: its registry, converter, configuration and call counter."""
+        self._parser = parser
+
+    def _reader_for(self, first: str) -> Callable[[CallContext], BlockReader]:
+        if first == "{" and "hermes" in self.formats:
+            return READERS["hermes"]
+        if "qwen3_coder" in self.formats:
+            return READERS["qwen3_coder"]
+        return READERS[self.formats[0]]
+
+    def on_start(self, tag: str, span: Span) -> list[ParseEvent]:
+        """A block opens: reserve its call index; the format is not known yet."""
+        parser = self._parser
+        if parser is None:
+            raise ConfigError("ToolCallPlugin was not registered with a parser")
+        self._call = CallContext(
+            tool_registry=parser.tool_registry,
+            xml_parser=parser.xml_parser,
+            config=parser.config,
+            call_index=parser.next_call_index(),
+        )
+        self._reader = None
+        self._room = parser.config.max_tool_size - len(tag) - len(self.end_tag)
+        self._too_large = False
+        return []
+
+    def on_data(self, data: str, span: Span) -> list[ParseEvent]:
+        """Choose the reader at the first non-whitespace character, then feed it."""
+        if self._too_large:
+            return []
+        if len(data) > self._room:
+            # Cut at a fixed offset of the block, so the outcome does not depend on
+            # the chunking; the rest of the block is not read.
+            data = data[: max(self._room, 0)]
+            self._too_large = True
+        self._room -= len(data)
+        start = span[0]
+        if self._reader is None:
+            stripped = data.lstrip(_WS)
+            if not stripped:
+                return []
+            start += len(data) - len(stripped)
+            data = stripped
+            assert self._call is not None
+            self._reader = self._reader_for(data[0])(self._call)
+        out: list[ParseEvent] = []
+        self._reader.feed(data, start, out)
+        return out
+
+    def accepts_end(self) -> bool:
+        """Ask the reader (an ``</tool_call>`` in a JSON string or a value is content)."""
+        if self._too_large or self._reader is None:
+            return True
+        return self._reader.accepts_end()
+
+    def on_end(self, block: PluginBlock) -> list[ParseEvent]:
+        """The call, or an error event and the block's raw text."""
+        reader = self._reader
+        self._reader = None
+        index = None if reader is None else reader.error_index
+        if self._too_large:
+            max_size = self._parser.config.max_tool_size if self._parser else 0
+            return failure(
+                ErrorType.TOOL_TOO_LARGE,
+                f"the tool call is longer than max_tool_size ({max_size} characters); "
+                "it is not executed and its text is delivered as text",
+                block,
+                call_index=index,
+            )
+        if reader is None:
+            return failure(ErrorType.MALFORMED_TOOL, "the tool call is empty", block)
+        return reader.finish(block)
+
+    def on_unclosed(self, block: PluginBlock) -> list[ParseEvent]:
+        """An ``unclosed_tool`` error and the block's raw text: never executed."""
+        reader = self._reader
+        self._reader = None
+        return failure(
+            ErrorType.UNCLOSED_TOOL,
+            "the stream ended inside a tool call; it is not executed and its text is "
+            "delivered as text",
+            block,
+            call_index=None if reader is None else reader.error_index,
+        )
