@@ -24,7 +24,14 @@ from .errors import ConfigError
 if TYPE_CHECKING:
     from .plugins import ParsePlugin
 
-__all__ = ["PARTIAL", "TagKind", "TagSpec", "TagTable", "longest_prefix_suffix"]
+__all__ = [
+    "PARTIAL",
+    "TagKind",
+    "TagSpec",
+    "TagTable",
+    "longest_prefix_suffix",
+    "stop_pattern",
+]
 
 
 class TagKind(enum.Enum):
@@ -106,9 +113,9 @@ class TagTable:
         self._angle_max = max((len(t) for t in angle), default=0)
 
     @property
-    def candidates(self) -> re.Pattern[str] | None:
-        """The character class of first characters of all tags (None: no tags at all)."""
-        return self._candidates
+    def tags(self) -> tuple[str, ...]:
+        """Every tag of the table."""
+        return tuple(self._tags)
 
     def __contains__(self, tag: str) -> bool:
         return tag in self._tags
@@ -164,3 +171,26 @@ def longest_prefix_suffix(buf: str, start: int, tag: str) -> int:
             return n - i
         i = buf.find(first, i + 1)
     return 0
+
+
+def stop_pattern(tags: Iterable[str]) -> re.Pattern[str] | None:
+    """A pattern that finds every place in a chunk where one of ``tags`` may begin.
+
+    A chunk without a match cannot contain any of the tags, nor a prefix of one cut by
+    its end, so all of it can be handled as plain content without looking further.  Two
+    characters are checked (``<`` followed by ``/``, say), which lets chunks of code full
+    of ``a < b`` through.  None when there are no tags at all.
+    """
+    seconds: dict[str, set[str]] = {}
+    for tag in tags:
+        seconds.setdefault(tag[0], set()).add(tag[1:2])
+    if not seconds:
+        return None
+    alternatives = []
+    for first, nexts in sorted(seconds.items()):
+        if "" in nexts:  # a one-character tag: the first character alone decides
+            alternatives.append(re.escape(first))
+        else:
+            chars = "".join(re.escape(c) for c in sorted(nexts))
+            alternatives.append(f"{re.escape(first)}(?:[{chars}]|\\Z)")
+    return re.compile("|".join(alternatives))

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel
 
-from ._scan import PARTIAL, TagKind, TagSpec, TagTable, longest_prefix_suffix
+from ._scan import PARTIAL, TagKind, TagSpec, TagTable, longest_prefix_suffix, stop_pattern
 from .chunks import ChatDelta
 from .config import ParserConfig
 from .dialects import dialect_plugins
@@ -69,8 +69,12 @@ _PARAM_OPEN_PARTIAL = re.compile(r"<(?:[A-Za-z_][A-Za-z0-9_.\-]{0,255})?")
 _CDATA_OPEN: Final = "<![CDATA["
 _CDATA_CLOSE: Final = "]]>"
 _CONTEXT_CHARS: Final = 200
-_LT = re.compile("<")
-_RSQB = re.compile("]")
+# Inside a value only a closing tag ("</") or a CDATA section ("<!") can matter.
+_VALUE_STOP = stop_pattern(("</", _CDATA_OPEN))
+_CDATA_STOP = stop_pattern((_CDATA_CLOSE,))
+# Module-level names: an Enum member lookup is a slow attribute access on Python 3.11.
+_TEXT, _THINKING, _TOOL = ParseState.TEXT, ParseState.THINKING, ParseState.TOOL
+_VALUE, _CDATA = ToolPhase.VALUE, ToolPhase.CDATA
 
 _CLOSE, _NOT, _WAIT = 1, 2, 3
 
@@ -301,6 +305,7 @@ class StreamToolParser:
         if self.config.fence_aware and not any(s.tag == "```" for s in specs):
             specs.append(TagSpec("```", TagKind.FENCE, line_start_only=True))
         self._table = TagTable(specs)
+        self._text_stop = stop_pattern(self._table.tags)
 
     # --- public API ----------------------------------------------------------------------
 
@@ -465,17 +470,17 @@ class StreamToolParser:
         """Choose the fast path of feed() for the state the parser is now in."""
         state = self._sm.current_state
         self._plain = None
-        if state is ParseState.TEXT:
-            self._stop, self._plain = self._table.candidates, self._plain_text
-        elif state is ParseState.THINKING:
+        if state is _TEXT:
+            self._stop, self._plain = self._text_stop, self._plain_text
+        elif state is _THINKING:
             self._stop, self._plain = self._think_stop, self._plain_thinking
-        elif state is ParseState.TOOL:
+        elif state is _TOOL:
             block = self._block
             if block is not None and not block.passthrough:
-                if block.phase is ToolPhase.VALUE:
-                    self._stop, self._plain = _LT, self._plain_value
-                elif block.phase is ToolPhase.CDATA:
-                    self._stop, self._plain = _RSQB, self._plain_value
+                if block.phase is _VALUE:
+                    self._stop, self._plain = _VALUE_STOP, self._plain_value
+                elif block.phase is _CDATA:
+                    self._stop, self._plain = _CDATA_STOP, self._plain_value
 
     def _plain_text(self, chunk: str, out: list[ParseEvent]) -> bool:
         start = self._offset
@@ -618,8 +623,7 @@ class StreamToolParser:
     def _set_think_ends(self, ends: tuple[str, ...]) -> None:
         """The end tags that close the open thinking block, and their first characters."""
         self._think_ends = ends
-        firsts = "".join(sorted({tag[0] for tag in ends}))
-        self._think_stop = re.compile(f"[{re.escape(firsts)}]")
+        self._think_stop = stop_pattern(ends)
 
     def _on_thinking(self, buf: str, pos: int, out: list[ParseEvent]) -> int:
         n = len(buf)

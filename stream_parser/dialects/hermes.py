@@ -51,10 +51,9 @@ from pydantic_core import to_jsonable_python
 from ..events import (
     ErrorType,
     ParseEvent,
-    Span,
     ToolArgumentsDeltaEvent,
     ToolCallStartEvent,
-    _slot_setter,
+    _fast_arguments_delta,
 )
 from ._base import BlockReader, CallContext, Dialect, call_event, failure, validate_arguments
 
@@ -70,26 +69,6 @@ _STRING_STOP: Final = re.compile(r'["\\]')
 _NESTED_STOP: Final = re.compile(r'["{}\[\]]')
 _LITERAL_END: Final = re.compile(r'[\s,:{}\[\]"]')
 _WS: Final = frozenset(" \t\r\n")
-
-# Argument deltas are built once per chunk: skip the frozen dataclass's __init__, as the
-# core does for its own per-chunk events (see the end of ``events.py``).
-_ARGS_SETTERS: Final = tuple(
-    _slot_setter(ToolArgumentsDeltaEvent, field)
-    for field in ("tool_name", "delta", "call_index", "call_id", "span", "kind")
-)
-
-
-def _args_delta(tool_name: str, delta: str, call_index: int, span: Span) -> ToolArgumentsDeltaEvent:
-    event: ToolArgumentsDeltaEvent = object.__new__(ToolArgumentsDeltaEvent)
-    s_tool, s_delta, s_index, s_id, s_span, s_kind = _ARGS_SETTERS
-    s_tool(event, tool_name)
-    s_delta(event, delta)
-    s_index(event, call_index)
-    s_id(event, None)
-    s_span(event, span)
-    s_kind(event, "tool_arguments_delta")
-    return event
-
 
 # The JSON scanner's modes (the block as a whole) ...
 _BEFORE, _OBJECT, _AFTER, _NOT_OBJECT = range(4)
@@ -292,8 +271,12 @@ class HermesReader(BlockReader):
         piece = data[begin:end]
         if self.announced:
             out.append(
-                _args_delta(
-                    self._name or "", piece, self.call.call_index, (start + begin, start + end)
+                _fast_arguments_delta(
+                    self._name or "",
+                    piece,
+                    self.call.call_index,
+                    None,
+                    (start + begin, start + end),
                 )
             )
         elif self._name is None:
