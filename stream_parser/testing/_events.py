@@ -32,16 +32,17 @@ def _merge_key(event: ParseEvent) -> tuple[object, ...] | None:
     return None
 
 
-def _join(first: ParseEvent, second: ParseEvent) -> ParseEvent:
-    span = (first.span[0], second.span[1])
-    if isinstance(first, TextOutputEvent) and isinstance(second, TextOutputEvent):
-        return replace(first, text=first.text + second.text, span=span)
-    if isinstance(first, ThinkingDeltaEvent) and isinstance(second, ThinkingDeltaEvent):
-        return replace(first, content=first.content + second.content, span=span)
-    if isinstance(first, (ToolParamDeltaEvent, ToolArgumentsDeltaEvent, CodeBlockDeltaEvent)):
-        assert isinstance(second, type(first))
-        return replace(first, delta=first.delta + second.delta, span=span)
-    raise TypeError(f"cannot merge {first.kind} and {second.kind}")  # pragma: no cover
+def _join(run: list[ParseEvent]) -> ParseEvent:
+    """One event for a run of mergeable deltas: the pieces joined once (linear)."""
+    first = run[0]
+    if len(run) == 1:
+        return first
+    span = (first.span[0], run[-1].span[1])
+    # Each run holds events of one class (see _merge_key); the field that grows is named
+    # differently per class.
+    field = {TextOutputEvent: "text", ThinkingDeltaEvent: "content"}.get(type(first), "delta")
+    joined = "".join(getattr(event, field) for event in run)
+    return replace(first, **{field: joined, "span": span})  # type: ignore[type-var]
 
 
 def merge_deltas(events: Iterable[ParseEvent]) -> list[ParseEvent]:
@@ -51,14 +52,18 @@ def merge_deltas(events: Iterable[ParseEvent]) -> list[ParseEvent]:
     (invariant 1); this is the form in which tests compare event sequences.
     """
     merged: list[ParseEvent] = []
-    last_key: tuple[object, ...] | None = None
+    run: list[ParseEvent] = []
+    run_key: tuple[object, ...] | None = None
     for event in events:
         key = _merge_key(event)
-        if key is not None and key == last_key:
-            merged[-1] = _join(merged[-1], event)
-        else:
-            merged.append(event)
-        last_key = key
+        if key is not None and key == run_key:
+            run.append(event)
+            continue
+        if run:
+            merged.append(_join(run))
+        run, run_key = [event], key
+    if run:
+        merged.append(_join(run))
     return merged
 
 
