@@ -53,6 +53,9 @@ class TagSpec:
     tool_name: str = ""
     plugin: ParsePlugin | None = None
     line_start_only: bool = False
+    next_chars: str = ""
+    """If set, the tag opens its block only when the next non-whitespace character is
+    one of these (rule 3); otherwise it is text."""
 
 
 class _Partial:

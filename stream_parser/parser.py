@@ -290,7 +290,7 @@ class StreamToolParser:
             specs.append(TagSpec(start, TagKind.THINKING, end_tag=end))
         if "xml" in self.config.dialects:
             for name in self._tools:
-                specs.append(TagSpec(f"<{name}>", TagKind.TOOL, tool_name=name))
+                specs.append(TagSpec(f"<{name}>", TagKind.TOOL, tool_name=name, next_chars="<"))
         for plugin in self._plugins:
             for tag in plugin.start_tags:
                 specs.append(
@@ -300,6 +300,7 @@ class StreamToolParser:
                         end_tag=plugin.end_tag,
                         plugin=plugin,
                         line_start_only=plugin.line_start_only,
+                        next_chars=plugin.next_chars,
                     )
                 )
         if self.config.fence_aware and not any(s.tag == "```" for s in specs):
@@ -577,30 +578,40 @@ class StreamToolParser:
                 if kind is TagKind.THINKING:
                     self._emit_text(buf, start, i, out)
                     return self._open_thinking(spec, i)
-                if kind is TagKind.TOOL:
-                    verdict = self._tool_start_verdict(spec, buf, i, before)
+                if not spec.line_start_only or before == "\n":
+                    verdict = self._start_verdict(spec, buf, i, before)
                     if verdict == _WAIT:
                         self._emit_text(buf, start, i, out)
                         self._wait = True
                         return i
                     if verdict == _CLOSE:
-                        self._emit_text(buf, start, i, out)
-                        return self._open_tool(spec, buf, i, out)
-                elif not spec.line_start_only or before == "\n":
-                    if kind is TagKind.PLUGIN:
-                        self._emit_text(buf, start, i, out)
-                        return self._open_plugin(spec, i, out)
-                    # A fence marker (fence_aware): stays text, flips the fence state.
-                    self._in_fence = not self._in_fence
-                    i = table.next_candidate(buf, i + len(spec.tag))
-                    continue
+                        if kind is TagKind.TOOL:
+                            self._emit_text(buf, start, i, out)
+                            return self._open_tool(spec, buf, i, out)
+                        if kind is TagKind.PLUGIN:
+                            self._emit_text(buf, start, i, out)
+                            return self._open_plugin(spec, i, out)
+                        # A fence marker (fence_aware): stays text, flips the fence state.
+                        self._in_fence = not self._in_fence
+                        i = table.next_candidate(buf, i + len(spec.tag))
+                        continue
             i = table.next_candidate(buf, i + 1)
         self._emit_text(buf, start, n, out)
         self._wait = True
         return n
 
-    def _tool_start_verdict(self, spec: TagSpec, buf: str, i: int, before: str) -> int:
-        """Does the tool tag at ``i`` open a call (rule 3)?  _CLOSE = yes, _NOT, _WAIT."""
+    def _start_verdict(self, spec: TagSpec, buf: str, i: int, before: str) -> int:
+        """Does the tag at ``i`` open its block?  _CLOSE = yes, _NOT = it is text, _WAIT.
+
+        Tags without ``next_chars`` always do.  A call's start tag (a tool's, or a
+        plugin's that declares ``next_chars``) does only if the next non-whitespace
+        character is one of ``next_chars`` (rule 3: ``<`` for XML tools), and not when
+        it follows a backtick or, with ``fence_aware``, sits inside a fenced block.  So
+        prose that mentions a tag, `` `<tag>` `` included, stays text.
+        """
+        allowed = spec.next_chars
+        if not allowed:
+            return _CLOSE
         if before == "`" or self._in_fence:
             return _NOT
         j = i + len(spec.tag)
@@ -609,7 +620,7 @@ class StreamToolParser:
             return _NOT
         if k == len(buf):
             return _NOT if self._final else _WAIT
-        return _CLOSE if buf[k] == "<" else _NOT
+        return _CLOSE if buf[k] in allowed else _NOT
 
     # --- THINKING ------------------------------------------------------------------------
 

@@ -73,12 +73,18 @@ class ParsePlugin:
         end_tag: the string that closes it.
         line_start_only: when True, a start tag counts only at the beginning of a line
             (or of the stream).
+        next_chars: when set, a start tag opens a block only if the next
+            non-whitespace character is one of these, and not right after a backtick
+            (or inside a fenced block with ``fence_aware``): the rule that keeps prose
+            mentioning an XML tool from running it (rule 3), for a plugin's own calls.
+            Otherwise the tag is text.
     """
 
     name: str = "plugin"
     start_tags: tuple[str, ...] = ()
     end_tag: str = ""
     line_start_only: bool = False
+    next_chars: str = ""
 
     def bind(self, parser: StreamToolParser) -> None:
         """Called once when the plugin is registered; keep what you need of the parser.

@@ -219,7 +219,6 @@ def test_hermes_unknown_tool() -> None:
     [
         '{"name": "read_file", "arguments": {"path": "a"}',  # truncated object
         '{"name": "read_file", "arguments": {"path": "a"}} {"name": "read_file"}',
-        "read_file(path='a')",
         '{"name": "read_file", "arguments": {"path": "a"},}',
     ],
 )
@@ -551,7 +550,6 @@ def test_qwen3_invalid_params() -> None:
 @pytest.mark.parametrize(
     "body",
     [
-        "read_file",
         "<function read_file>",
         "<function=read_file>junk<parameter=path>a</parameter></function>",
         "<function=read_file><parameter=path>a</parameter></function>trailing",
@@ -773,10 +771,21 @@ def test_errors_name_the_call_they_belong_to(
     assert starts == ([] if index is None else [index])
 
 
-def test_prose_mentioning_the_tag_is_kept_verbatim() -> None:
-    # A bare <tool_call> in prose opens a block; it is never executed and the text is kept.
-    text = "Use `<tool_call>` to call tools."
-    check(HERMES, text, [("text", "Use `"), ("error", "unclosed_tool"), ("text", text[5:])])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Use `<tool_call>` to call tools.",
+        "Wrap each call in <tool_call> tags.",
+        "<tool_call>read_file(path='a')</tool_call> is not a format we read.",
+        'In backticks: `<tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>`',
+    ],
+)
+def test_prose_mentioning_the_tag_is_text(text: str) -> None:
+    # Rule 3 for the <tool_call> tag: it opens a call only when "{", "[" or "<" follows
+    # (after optional whitespace) and no backtick precedes it; otherwise it is prose and
+    # streams on at once, in every dialect combination.
+    for dialect in (HERMES, QWEN, BOTH):
+        check(dialect, text, [("text", text)])
 
 
 # --- describing a dialect for prompts -------------------------------------------------------
@@ -954,7 +963,8 @@ def replies(draw: st.DrawFn) -> tuple[str, int]:
     complete = 0
     clean = True
     for _ in range(draw(st.integers(min_value=1, max_value=4))):
-        parts.append(draw(_prose).replace("<tool_", "<tool"))
+        # A backtick right before <tool_call> would make it prose (rule 3): avoid it here.
+        parts.append(draw(_prose).replace("<tool_", "<tool").rstrip("`"))
         name = draw(st.sampled_from(["hermes", "qwen3_coder"]))
         args = {"path": draw(st.sampled_from(["a.py", "b c", "é"])), "content": draw(_hostile)}
         if name == "qwen3_coder" and _would_misread(args["content"]):

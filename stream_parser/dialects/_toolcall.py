@@ -70,6 +70,10 @@ class ToolCallPlugin(ParsePlugin):
     name = "tool_call"
     start_tags = ("<tool_call>",)
     end_tag = "</tool_call>"
+    # A call's body starts with "{" (hermes) or "<function=" (qwen3_coder); "[" is taken
+    # too, so that a JSON array is reported as a malformed call.  A "<tool_call>" followed
+    # by anything else, or right after a backtick, is prose (rule 3).
+    next_chars = "{[<"
 
     def __init__(self, formats: Sequence[str] = ("hermes", "qwen3_coder")) -> None:
         formats = tuple(formats)
