@@ -52,6 +52,7 @@ __all__ = [
     "event_adapter",
     "event_from_json",
     "event_to_json",
+    "shorten_context",
 ]
 
 Span = tuple[int, int]
@@ -293,6 +294,17 @@ AnyEvent = Annotated[
 
 event_adapter: TypeAdapter[AnyEvent] = TypeAdapter(AnyEvent)
 """Validates and serialises any library event (``event_adapter.dump_json(ev)``)."""
+
+
+CONTEXT_CHARS = 200
+"""How much of each end of a long raw text an error's ``context`` keeps."""
+
+
+def shorten_context(text: str) -> str:
+    """The ``context`` of an error event: ``text``, or its two ends if it is long."""
+    if len(text) <= 2 * CONTEXT_CHARS:
+        return text
+    return f"{text[:CONTEXT_CHARS]} ... {text[-CONTEXT_CHARS:]}"
 
 
 def event_to_json(event: ParseEvent) -> str:

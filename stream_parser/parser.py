@@ -47,6 +47,7 @@ from .events import (
     _fast_param_delta,
     _fast_text,
     _fast_thinking_delta,
+    shorten_context,
 )
 from .plugins import ParsePlugin, PluginBlock
 from .state import ParseState, ParseStateManager, ToolPhase, Trigger
@@ -68,7 +69,6 @@ _PARAM_OPEN = re.compile(r"<([A-Za-z_][A-Za-z0-9_.\-]{0,255})>")
 _PARAM_OPEN_PARTIAL = re.compile(r"<(?:[A-Za-z_][A-Za-z0-9_.\-]{0,255})?")
 _CDATA_OPEN: Final = "<![CDATA["
 _CDATA_CLOSE: Final = "]]>"
-_CONTEXT_CHARS: Final = 200
 # Inside a value only a closing tag ("</") or a CDATA section ("<!") can matter.
 _VALUE_STOP = stop_pattern(("</", _CDATA_OPEN))
 _CDATA_STOP = stop_pattern((_CDATA_CLOSE,))
@@ -536,7 +536,7 @@ class StreamToolParser:
         event = ParseErrorEvent(
             error_type=error_type.value,
             message=message,
-            context=None if context is None else _shorten(context),
+            context=None if context is None else shorten_context(context),
             details=details,
             span=span,
         )
@@ -1151,12 +1151,6 @@ def _usage_from_metadata(metadata: Any) -> Any:
             "output_tokens": getattr(metadata, "generated_tokens_count", None),
         }
     return None
-
-
-def _shorten(text: str) -> str:
-    if len(text) <= 2 * _CONTEXT_CHARS:
-        return text
-    return f"{text[:_CONTEXT_CHARS]} ... {text[-_CONTEXT_CHARS:]}"
 
 
 def parse_stream(

@@ -31,7 +31,14 @@ from pydantic_core import to_jsonable_python
 
 from .._validation import ToolBuildResult, validate_arguments
 from ..errors import StrictModeError
-from ..events import ErrorType, ParseErrorEvent, ParseEvent, TextOutputEvent, ToolCallEvent
+from ..events import (
+    ErrorType,
+    ParseErrorEvent,
+    ParseEvent,
+    TextOutputEvent,
+    ToolCallEvent,
+    shorten_context,
+)
 
 if TYPE_CHECKING:
     from ..config import ParserConfig
@@ -50,7 +57,6 @@ __all__ = [
     "value_text",
 ]
 
-_CONTEXT_CHARS: Final = 200
 _EXAMPLE_ARGS: Final[Mapping[str, Any]] = {"parameter_name": "value"}
 
 
@@ -237,12 +243,6 @@ class BlockReader:
         raise NotImplementedError
 
 
-def _shorten(text: str) -> str:
-    if len(text) <= 2 * _CONTEXT_CHARS:
-        return text
-    return f"{text[:_CONTEXT_CHARS]} ... {text[-_CONTEXT_CHARS:]}"
-
-
 def failure(
     error_type: ErrorType,
     message: str,
@@ -259,7 +259,7 @@ def failure(
         ParseErrorEvent(
             error_type=error_type.value,
             message=message,
-            context=_shorten(raw),
+            context=shorten_context(raw),
             details=details,
             call_index=call_index,
             span=block.span,
@@ -279,7 +279,7 @@ def side_error(
     event = ParseErrorEvent(
         error_type=error_type.value,
         message=message,
-        context=_shorten(context),
+        context=shorten_context(context),
         call_index=call.call_index,
         span=span,
     )
