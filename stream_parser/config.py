@@ -35,8 +35,9 @@ class ParserConfig:
         enable_xml_validation: validate tool arguments with Pydantic (the default).  When
             False, instances are built with ``model_construct`` from the converted
             values, without validation.
-        max_tool_size: the largest tool block, in characters, that is buffered.  A larger
-            block gives a ``tool_too_large`` error and continues as text.
+        max_tool_size: the largest tool or plugin block, in characters, that is
+            buffered.  A larger block gives a ``tool_too_large`` (``block_too_large``
+            for a plugin's own blocks) error and continues as text; it never runs.
         raw_params: parameter names whose values keep their inner whitespace (only one
             leading and one trailing newline are removed).  A field can also opt in
             with ``json_schema_extra={"raw": True}``.

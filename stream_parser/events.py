@@ -78,6 +78,8 @@ class ErrorType(str, enum.Enum):
     """The arguments failed validation; ``details`` holds Pydantic's errors."""
     TOOL_TOO_LARGE = "tool_too_large"
     """A tool block passed ``max_tool_size``; the block continues as text."""
+    BLOCK_TOO_LARGE = "block_too_large"
+    """A plugin block passed ``max_tool_size``; the block continues as text."""
     UNCLOSED_THINKING = "unclosed_thinking"
     """End of stream inside a thinking block; the ThinkingEvent follows."""
     UNCLOSED_BLOCK = "unclosed_block"

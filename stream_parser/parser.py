@@ -224,6 +224,7 @@ class StreamToolParser:
         self._plugin: ParsePlugin | None = None
         self._plugin_tag = ""
         self._plugin_end = ""
+        self._plugin_passthrough = False  # a too-large plugin block goes on as text
         self._call_count = 0
         # Side channels (ChatDelta items).
         self._reasoning: list[str] | None = None
@@ -691,6 +692,48 @@ class StreamToolParser:
     def _on_plugin(self, buf: str, pos: int, out: list[ParseEvent]) -> int:
         plugin = self._plugin
         assert plugin is not None
+        if self._plugin_passthrough:
+            return self._plugin_as_text(buf, pos, out)
+        # A plugin block is bounded by max_tool_size like a tool block, cut at a fixed
+        # offset so that the outcome does not depend on chunking (see _on_tool).
+        limit = self._block_start + self.config.max_tool_size - self._offset
+        if limit >= len(buf):
+            return self._plugin_step(plugin, buf, pos, out)
+        if pos < limit:
+            pos = self._plugin_step(plugin, buf[:limit], pos, out)
+        else:
+            self._wait = True
+        if self._wait and self._plugin is plugin:
+            start = self._block_start
+            content = "".join(self._think_pieces)
+            raw = self._plugin_tag + content
+            span = (start, start + len(raw))
+            events = plugin.on_too_large(PluginBlock(self._plugin_tag, "", content, span))
+            self._check_strict(events)
+            out.extend(events)
+            out.append(TextOutputEvent(text=raw, span=span))
+            self._think_pieces = []
+            self._plugin_passthrough = True
+            self._wait = False  # continue with the whole buffer, as text
+        return pos
+
+    def _plugin_as_text(self, buf: str, pos: int, out: list[ParseEvent]) -> int:
+        """The rest of a too-large plugin block, up to its end tag, streams as text."""
+        end_tag = self._plugin_end
+        found = buf.find(end_tag, pos)
+        if found >= 0:
+            end = found + len(end_tag)
+            self._emit_text(buf, pos, end, out)
+            self._plugin = None
+            self._plugin_passthrough = False
+            self._move(Trigger.PLUGIN_END)
+            return end
+        stop = len(buf) - (0 if self._final else longest_prefix_suffix(buf, pos, end_tag))
+        self._emit_text(buf, pos, stop, out)
+        self._wait = True
+        return stop
+
+    def _plugin_step(self, plugin: ParsePlugin, buf: str, pos: int, out: list[ParseEvent]) -> int:
         end_tag = self._plugin_end
         n = len(buf)
         found = buf.find(end_tag, pos)
@@ -1047,6 +1090,9 @@ class StreamToolParser:
         elif state is ParseState.PLUGIN:
             plugin = self._plugin
             assert plugin is not None
+            self._plugin = None
+            if self._plugin_passthrough:  # too large: already reported and delivered
+                return
             block_ = PluginBlock(
                 self._plugin_tag, "", "".join(self._think_pieces), (self._block_start, end)
             )

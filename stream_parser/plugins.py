@@ -11,6 +11,8 @@ block-scoped hooks; the plugin never sees the parser's buffer::
     accepts_end()              the end tag follows the data seen so far: does it close
                                the block?  (False: it is content, e.g. inside a string)
     on_end(block)              the end tag closed the block; return the block's events
+    on_too_large(block)        the block passed max_tool_size; return error events (the
+                               core delivers the block as text from then on)
     on_unclosed(block)         the stream ended inside the block
 
 Losslessness is part of the contract: ``on_end`` and ``on_unclosed`` must return events
@@ -113,6 +115,23 @@ class ParsePlugin:
     def on_end(self, block: PluginBlock) -> list[ParseEvent]:
         """Called when the end tag closes the block; must tile ``block.span``."""
         return [TextOutputEvent(text=block.raw, span=block.span)]
+
+    def on_too_large(self, block: PluginBlock) -> list[ParseEvent]:
+        """Called when the block grows past ``max_tool_size``; return error events only.
+
+        ``block`` holds what was read so far (``end_tag`` is "").  The core then
+        delivers the block's text itself, as it streams, up to its end tag; no other
+        hook is called for this block.  The default is a ``block_too_large`` error.
+        """
+        return [
+            ParseErrorEvent(
+                error_type=ErrorType.BLOCK_TOO_LARGE.value,
+                message=f"a {self.name} block is longer than max_tool_size; "
+                "it is delivered as text",
+                context=block.raw[:200],
+                span=block.span,
+            )
+        ]
 
     def on_unclosed(self, block: PluginBlock) -> list[ParseEvent]:
         """Called when the stream ends inside the block; must tile ``block.span``."""

@@ -128,3 +128,22 @@ def test_plugin_tag_conflict_with_thinking() -> None:
 
     with pytest.raises(ConfigError, match="claimed twice"):
         StreamToolParser(TOOLS, plugins=[Bad()])
+
+
+def test_plugin_block_past_max_tool_size_streams_as_text() -> None:
+    from stream_parser import ParserConfig
+
+    code = "x = 1\n" * 10
+    text = f"a\n```py\n{code}```\nb"
+
+    def factory() -> StreamToolParser:
+        return StreamToolParser(
+            TOOLS, config=ParserConfig(max_tool_size=30), plugins=[FencedCodePlugin()]
+        )
+
+    events = assert_all_splittings(factory, text)
+    assert summary(events)[0] == ("text", "a\n")
+    kinds = [e.kind for e in events]
+    assert "code_block" not in kinds
+    assert ("error", "block_too_large") in summary(events)
+    assert "".join(e.text for e in events if e.kind == "text") == text  # type: ignore[attr-defined]

@@ -11,11 +11,11 @@ depends on nothing but the text:
   reports a block it cannot read as malformed.
 
 The plugin then hands the content to that :class:`~stream_parser.dialects._base.BlockReader`
-piece by piece and asks it whether an end tag closes the block.  It also enforces
-``ParserConfig.max_tool_size``: past it the reader is no longer fed, the next
-``</tool_call>`` ends the block, and the block comes out as a ``tool_too_large`` error
-and its raw text.  An unclosed block at the end of the stream is an ``unclosed_tool``
-error and its raw text; neither is ever executed.
+piece by piece and asks it whether an end tag closes the block.  A block longer than
+``ParserConfig.max_tool_size`` is cut by the core, which reports it through
+:meth:`ToolCallPlugin.on_too_large` (a ``tool_too_large`` error) and delivers the rest
+of the block as text.  An unclosed block at the end of the stream is an
+``unclosed_tool`` error and its raw text; neither is ever executed.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from ..errors import ConfigError
-from ..events import ErrorType, ParseEvent, Span
+from ..events import ErrorType, ParseErrorEvent, ParseEvent, Span, shorten_context
 from ..plugins import ParsePlugin, PluginBlock
 from ._base import BlockReader, CallContext, failure
 from .hermes import HermesReader
@@ -87,8 +87,6 @@ class ToolCallPlugin(ParsePlugin):
         self._parser: StreamToolParser | None = None
         self._reader: BlockReader | None = None
         self._call: CallContext | None = None
-        self._room = 0  # characters the block may still take before it is too large
-        self._too_large = False
 
     def bind(self, parser: StreamToolParser) -> None:
         """Keep the parser: its registry, converter, configuration and call counter."""
@@ -113,20 +111,10 @@ class ToolCallPlugin(ParsePlugin):
             call_index=parser.next_call_index(),
         )
         self._reader = None
-        self._room = parser.config.max_tool_size - len(tag) - len(self.end_tag)
-        self._too_large = False
         return []
 
     def on_data(self, data: str, span: Span) -> list[ParseEvent]:
         """Choose the reader at the first non-whitespace character, then feed it."""
-        if self._too_large:
-            return []
-        if len(data) > self._room:
-            # Cut at a fixed offset of the block, so the outcome does not depend on
-            # the chunking; the rest of the block is not read.
-            data = data[: max(self._room, 0)]
-            self._too_large = True
-        self._room -= len(data)
         start = span[0]
         if self._reader is None:
             stripped = data.lstrip(_WS)
@@ -142,7 +130,7 @@ class ToolCallPlugin(ParsePlugin):
 
     def accepts_end(self) -> bool:
         """Ask the reader (an ``</tool_call>`` in a JSON string or a value is content)."""
-        if self._too_large or self._reader is None:
+        if self._reader is None:
             return True
         return self._reader.accepts_end()
 
@@ -150,19 +138,25 @@ class ToolCallPlugin(ParsePlugin):
         """The call, or an error event and the block's raw text."""
         reader = self._reader
         self._reader = None
-        index = None if reader is None else reader.error_index
-        if self._too_large:
-            max_size = self._parser.config.max_tool_size if self._parser else 0
-            return failure(
-                ErrorType.TOOL_TOO_LARGE,
-                f"the tool call is longer than max_tool_size ({max_size} characters); "
-                "it is not executed and its text is delivered as text",
-                block,
-                call_index=index,
-            )
         if reader is None:
             return failure(ErrorType.MALFORMED_TOOL, "the tool call is empty", block)
         return reader.finish(block)
+
+    def on_too_large(self, block: PluginBlock) -> list[ParseEvent]:
+        """A ``tool_too_large`` error; the core delivers the block as text."""
+        reader = self._reader
+        self._reader = None
+        max_size = self._parser.config.max_tool_size if self._parser else 0
+        return [
+            ParseErrorEvent(
+                error_type=ErrorType.TOOL_TOO_LARGE.value,
+                message=f"the tool call is longer than max_tool_size ({max_size} "
+                "characters); it is not executed and its text is delivered as text",
+                context=shorten_context(block.raw),
+                call_index=None if reader is None else reader.error_index,
+                span=block.span,
+            )
+        ]
 
     def on_unclosed(self, block: PluginBlock) -> list[ParseEvent]:
         """An ``unclosed_tool`` error and the block's raw text: never executed."""
