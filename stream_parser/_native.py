@@ -239,6 +239,7 @@ class NativeCallAccumulator:
                 error_type=error_type.value,
                 message=message,
                 context=raw,
+                tool_name=call.name or None,
                 call_index=call.index,
                 call_id=call.call_id,
                 span=span,

@@ -230,6 +230,7 @@ class ParseErrorEvent(ParseEvent):
         message: a human- (and model-) readable explanation.
         context: the raw text involved (possibly shortened), if any.
         details: structured details, e.g. Pydantic's validation errors.
+        tool_name: the tool whose call the error is about, when known.
         call_index: the tool call the error belongs to, when it belongs to one that was
             announced by a :class:`ToolCallStartEvent` with this index.
         call_id: the provider's id of that call (native calls), so that an agent can
@@ -240,6 +241,7 @@ class ParseErrorEvent(ParseEvent):
     message: str
     context: str | None = None
     details: tuple[dict[str, Any], ...] = ()
+    tool_name: str | None = None
     call_index: int | None = None
     call_id: str | None = None
     span: Span = (0, 0)

@@ -533,12 +533,15 @@ class StreamToolParser:
         span: tuple[int, int],
         context: str | None = None,
         details: tuple[dict[str, Any], ...] = (),
+        block: _ToolBlock | None = None,
     ) -> None:
         event = ParseErrorEvent(
             error_type=error_type.value,
             message=message,
             context=None if context is None else shorten_context(context),
             details=details,
+            tool_name=None if block is None else block.spec.name,
+            call_index=None if block is None else block.call_index,
             span=span,
         )
         if self.config.strict:
@@ -817,6 +820,7 @@ class StreamToolParser:
                 f"tool call {block.spec.name!r} is longer than max_tool_size "
                 f"({self.config.max_tool_size} characters); it is delivered as text",
                 (block.start, block.limit),
+                block=block,
             )
             raw = "".join(block.raw)
             out.append(TextOutputEvent(text=raw, span=(block.start, block.start + len(raw))))
@@ -896,6 +900,7 @@ class StreamToolParser:
                 f"(parameters: {', '.join(sorted(block.spec.params)) or 'none'})",
                 (start, end),
                 context=f"<{name}>",
+                block=block,
             )
         elif name in block.params:
             self._emit_error(
@@ -904,6 +909,7 @@ class StreamToolParser:
                 f"parameter {name!r} of tool {tool!r} is given twice; the last value wins",
                 (start, end),
                 context=f"<{name}>",
+                block=block,
             )
 
     def _value(
@@ -1031,6 +1037,7 @@ class StreamToolParser:
             span,
             context=raw,
             details=result.errors,
+            block=block,
         )
         out.append(TextOutputEvent(text=raw, span=span))
 
@@ -1048,6 +1055,7 @@ class StreamToolParser:
                 "the call is not executed and its markup is delivered as text",
                 span,
                 context=raw,
+                block=block,
             )
             out.append(TextOutputEvent(text=raw, span=span))
         return j
@@ -1085,6 +1093,7 @@ class StreamToolParser:
                 "and its markup is delivered as text",
                 (block.start, end),
                 context=raw,
+                block=block,
             )
             out.append(TextOutputEvent(text=raw, span=(block.start, end)))
         elif state is ParseState.PLUGIN:

@@ -512,3 +512,18 @@ def test_exact_spans() -> None:
         ("tool_call", (18, 55)),
         ("text", (55, 56)),
     ]
+
+
+def test_errors_of_a_call_name_the_tool_and_call_index() -> None:
+    text = (
+        "<read_file><path>a</path></read_file>"
+        "<search><query>q</query><max_results>x</max_results></search>"
+        "<execute_command><command>ls"
+    )
+    parser = StreamToolParser(TOOLS)
+    events = parser.feed(text) + parser.close()
+    errors = [e for e in events if e.kind == "error"]
+    assert [(e.error_type, e.tool_name, e.call_index) for e in errors] == [  # type: ignore[attr-defined]
+        ("invalid_params", "search", 1),
+        ("unclosed_tool", "execute_command", 2),
+    ]
