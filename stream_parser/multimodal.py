@@ -86,6 +86,14 @@ def _check_detail(detail: object) -> Detail:
 # --- Text --------------------------------------------------------------------------------
 
 
+def _str_schema(validate: Any) -> core_schema.CoreSchema:
+    """Validate with ``validate``; serialise as the value's ``str`` (its URL, path, text)."""
+    return core_schema.no_info_plain_validator_function(
+        validate,
+        serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="always"),
+    )
+
+
 class Text:
     """A piece of text content.
 
@@ -137,10 +145,7 @@ class Text:
                 return Text(value)
             raise ValueError("expected a string")
 
-        return core_schema.no_info_plain_validator_function(
-            validate,
-            serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="always"),
-        )
+        return _str_schema(validate)
 
     @classmethod
     def __get_pydantic_json_schema__(
@@ -214,10 +219,7 @@ class ImgUrl:
                 return ImgUrl(value["url"], value.get("detail", "auto"))
             raise ValueError("expected an image URL string")
 
-        return core_schema.no_info_plain_validator_function(
-            validate,
-            serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="always"),
-        )
+        return _str_schema(validate)
 
     @classmethod
     def __get_pydantic_json_schema__(
@@ -566,10 +568,7 @@ class ImgPath:
                 return cls.from_untrusted(value, roots=pinned)
             raise ValueError("expected a file path string")
 
-        return core_schema.no_info_plain_validator_function(
-            validate,
-            serialization=core_schema.plain_serializer_function_ser_schema(str, when_used="always"),
-        )
+        return _str_schema(validate)
 
     @classmethod
     def __get_pydantic_core_schema__(
