@@ -851,6 +851,8 @@ class StreamToolParser:
                 block.raw.append(buf[start:end])
 
     def _tool_body(self, block: _ToolBlock, buf: str, pos: int, out: list[ParseEvent]) -> int:
+        # Between parameters only whitespace, a parameter's start tag or the tool's end
+        # tag may appear (rules 4, 7, 8); anything else makes the call malformed.
         n = len(buf)
         j = _WS.match(buf, pos).end()  # type: ignore[union-attr]
         self._take(block, buf, pos, j, out)
@@ -865,6 +867,8 @@ class StreamToolParser:
                 self._take(block, buf, j, end, out)
                 self._finish_tool(block, self._offset + end, out)
                 return end
+            # Any plain <name> opens a parameter; an unknown name is reported and its
+            # value dropped (rule 7), but it is still read so the call can go on.
             m = _PARAM_OPEN.match(buf, j)
             if m is not None:
                 self._take(block, buf, j, m.end(), out)
@@ -943,6 +947,10 @@ class StreamToolParser:
             self._value(block, buf, pos, n, out)
             self._wait = True
             return n
+        # Walk the '<'s of the value.  Only three things matter: this parameter's closing
+        # tag (which counts only if what follows confirms it, rule 5), the start of a
+        # CDATA section (opaque until "]]>"), or a prefix of either cut by the end of
+        # the buffer (wait for more).  Every other '<' is value.
         close = block.param_close
         window = block.window
         while i >= 0:
@@ -975,7 +983,12 @@ class StreamToolParser:
         return n
 
     def _param_close_verdict(self, block: _ToolBlock, buf: str, j: int) -> int:
-        """Is the ``</p>`` that ends at ``j`` the parameter's close (rule 5)?"""
+        """Is the ``</p>`` that ends at ``j`` the parameter's close (rule 5)?
+
+        Yes if, after at most ``buffer_keep_size`` whitespace, the tool's end tag or the
+        start tag of one of its parameters follows, or the stream ends; wait while the
+        buffer ends before that is decided.
+        """
         n = len(buf)
         k = _WS.match(buf, j).end()  # type: ignore[union-attr]
         if k - j > self._ws_cap:
