@@ -361,7 +361,9 @@ class _Reply:
         # Other errors (an unclosed thinking block, a plugin's block) concern no call.
 
     def _label(self, event: ParseErrorEvent) -> str:
-        """The tool an error is about: by its call index, else the call left open."""
+        """The tool an error is about: named on it, by its call index, else the open call."""
+        if event.tool_name:
+            return event.tool_name
         if event.call_index is not None and event.call_index in self._names:
             return self._names[event.call_index]
         return self._open or "tool call"
