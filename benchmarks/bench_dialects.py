@@ -23,31 +23,10 @@ import random
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
+from benchmarks.workload import TOOLS  # the XML benchmark's tool models
 from stream_parser import ParserConfig, StreamToolParser, ToolCallEvent
 from stream_parser.dialects import get_dialect
-
-
-class ReadFile(BaseModel):
-    path: str
-
-
-class WriteToFile(BaseModel):
-    path: str
-    content: str
-
-
-class ExecuteCommand(BaseModel):
-    command: str
-    requires_approval: bool = False
-
-
-TOOLS: dict[str, type[BaseModel]] = {
-    "read_file": ReadFile,
-    "write_to_file": WriteToFile,
-    "execute_command": ExecuteCommand,
-}
 
 SIZES = {"10KB": 10_000, "100KB": 100_000}
 
