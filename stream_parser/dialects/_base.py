@@ -49,6 +49,7 @@ __all__ = [
     "BlockReader",
     "CallContext",
     "Dialect",
+    "ToolCallTagDialect",
     "XmlDialect",
     "call_event",
     "failure",
@@ -134,6 +135,18 @@ class Dialect:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+class ToolCallTagDialect(Dialect):
+    """A dialect whose calls sit in ``<tool_call>`` blocks; all such share one plugin."""
+
+    plugin_key = "tool_call"
+
+    def make_plugin(self, names: tuple[str, ...]) -> ParsePlugin | None:
+        """A :class:`~stream_parser.dialects.ToolCallPlugin` for ``names``."""
+        from ._toolcall import ToolCallPlugin  # imported here: the plugin imports dialects
+
+        return ToolCallPlugin(names)
 
 
 class XmlDialect(Dialect):

@@ -55,10 +55,17 @@ from ..events import (
     ToolCallStartEvent,
     _fast_arguments_delta,
 )
-from ._base import BlockReader, CallContext, Dialect, call_event, failure, validate_arguments
+from ._base import (
+    BlockReader,
+    CallContext,
+    ToolCallTagDialect,
+    call_event,
+    failure,
+    validate_arguments,
+)
 
 if TYPE_CHECKING:
-    from ..plugins import ParsePlugin, PluginBlock
+    from ..plugins import PluginBlock
 
 __all__ = ["ARGUMENT_KEYS", "HermesDialect", "HermesReader"]
 
@@ -384,7 +391,7 @@ def _arguments_of(data: dict[str, Any]) -> object:
     return arguments
 
 
-class HermesDialect(Dialect):
+class HermesDialect(ToolCallTagDialect):
     """``<tool_call>{"name": ..., "arguments": {...}}</tool_call>`` (Hermes, Qwen 2.5).
 
     Example:
@@ -396,13 +403,6 @@ class HermesDialect(Dialect):
 
     name = "hermes"
     title = "a JSON object with the tool's name and arguments in <tool_call> tags"
-    plugin_key = "tool_call"
-
-    def make_plugin(self, names: tuple[str, ...]) -> ParsePlugin | None:
-        """A :class:`~stream_parser.dialects.ToolCallPlugin` for ``names``."""
-        from ._toolcall import ToolCallPlugin  # the plugin imports this module
-
-        return ToolCallPlugin(names)
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write ``<tool_call>``, the JSON object on one line, ``</tool_call>``."""

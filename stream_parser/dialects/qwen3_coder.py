@@ -60,10 +60,18 @@ from typing import TYPE_CHECKING, Any, Final
 
 from .._scan import longest_prefix_suffix
 from ..events import ErrorType, ParseEvent, ToolCallStartEvent, _fast_param_delta
-from ._base import BlockReader, CallContext, Dialect, call_event, failure, side_error, value_text
+from ._base import (
+    BlockReader,
+    CallContext,
+    ToolCallTagDialect,
+    call_event,
+    failure,
+    side_error,
+    value_text,
+)
 
 if TYPE_CHECKING:
-    from ..plugins import ParsePlugin, PluginBlock
+    from ..plugins import PluginBlock
 
 __all__ = ["Qwen3CoderDialect", "Qwen3CoderReader"]
 
@@ -338,7 +346,7 @@ class Qwen3CoderReader(BlockReader):
         return call_event(self.call, self._tool, result, block)
 
 
-class Qwen3CoderDialect(Dialect):
+class Qwen3CoderDialect(ToolCallTagDialect):
     """``<tool_call><function=NAME><parameter=P>...</parameter></function></tool_call>``.
 
     Example:
@@ -354,13 +362,6 @@ class Qwen3CoderDialect(Dialect):
 
     name = "qwen3_coder"
     title = "<function=NAME> and <parameter=NAME> tags in <tool_call> tags (Qwen3-Coder)"
-    plugin_key = "tool_call"
-
-    def make_plugin(self, names: tuple[str, ...]) -> ParsePlugin | None:
-        """A :class:`~stream_parser.dialects.ToolCallPlugin` for ``names``."""
-        from ._toolcall import ToolCallPlugin  # the plugin imports this module
-
-        return ToolCallPlugin(names)
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write the call with each value on lines of its own, as Qwen3-Coder does.
