@@ -43,11 +43,29 @@ def test_parse_example_blocks_only(capsys: pytest.CaptureFixture[str]) -> None:
     assert "".join(text[a:b] for a, b in (e["span"] for e in tiles)) == text
 
 
+def join_text(events: list[dict]) -> list[dict]:
+    """Adjacent text events as one (``--blocks-only`` prints text in the parser's pieces)."""
+    joined: list[dict] = []
+    for event in events:
+        if event["kind"] == "text" and joined and joined[-1]["kind"] == "text":
+            last = joined[-1]
+            assert last["span"][1] == event["span"][0]
+            joined[-1] = {**last, "text": last["text"] + event["text"]}
+            joined[-1]["span"] = [last["span"][0], event["span"][1]]
+        else:
+            joined.append(event)
+    return joined
+
+
 def test_chunked_output_merges_to_the_same_blocks(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["parse", str(EXAMPLE), "--tools", str(TOOLS_FILE), "--blocks-only"]
     _, whole = run_main(args, capsys)
     _, chunked = run_main([*args, "--chunk-size", "1-8", "--seed", "3"], capsys)
-    assert chunked == whole
+    # Text comes in the pieces the chunks made, and nothing is merged in memory.
+    assert len([e for e in chunked if e["kind"] == "text"]) > len(
+        [e for e in whole if e["kind"] == "text"]
+    )
+    assert join_text(chunked) == join_text(whole)
     _, deltas = run_main(
         ["parse", str(EXAMPLE), "--tools", str(TOOLS_FILE), "--chunk-size", "5"], capsys
     )
@@ -255,3 +273,39 @@ def test_dialect_errors(
     reply.write_text("hi", encoding="utf-8")
     assert main(["parse", str(reply), *args]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("import json\njson.loads('{')\n", "raised JSONDecodeError: Expecting"),
+        ("class A(:\n", "syntax error in tools file"),
+        ("import sys\nsys.exit(3)\n", "raised SystemExit: 3"),
+        ("from pydantic import BaseModel\n", "defines no tools"),
+        ("TOOLS = {}\n", "TOOLS holds no tools"),
+    ],
+)
+def test_a_tools_file_that_does_not_load_is_a_config_error(
+    tmp_path: Path, source: str, message: str
+) -> None:
+    path = tmp_path / "broken_tools.py"
+    path.write_text(source, encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_tools(str(path))
+    assert message in str(raised.value)
+    assert "\n" not in str(raised.value)
+    if "no tools" not in message:
+        # A file that failed to run leaves no half-run module behind.
+        assert "_stream_parser_tools_broken_tools" not in sys.modules
+
+
+def test_parse_reads_a_text_stdin_stand_in(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Called in-process with a stdin that has no binary buffer, it reads text."""
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("a<think>b</think>"))
+    code, found = run_main(["parse", "-", "--blocks-only"], capsys)
+    assert code == 0
+    assert [e["kind"] for e in found] == ["text", "thinking"]
