@@ -19,6 +19,10 @@ block-scoped hooks; the plugin never sees the parser's buffer, nor the parser it
     ends_at()                  after ``on_start`` and each ``on_data``: the absolute
                                offset where the block ended, for a plugin that ends its
                                own blocks (no end tag: a JSON value's end), or None
+    fast_path()                optional: for content that changes nothing but the
+                               plugin's position (inside a JSON string, say), a pattern
+                               of the characters that matter and a function that takes
+                               a chunk without them in one step (or refuses it)
 
 A block ends in one of two ways.  Either the core finds the plugin's ``end_tag`` (and
 the plugin ``accepts_end``), or the plugin says where its block ended: ``ends_at()``
@@ -38,6 +42,17 @@ end the start of the reply (``reply_start_only``).
 Losslessness is part of the contract: ``on_end`` and ``on_unclosed`` must return events
 whose tiling spans cover ``block.span`` exactly (usually one block event with
 ``span=block.span``; the defaults return the raw text as a ``TextOutputEvent``).
+
+**The fast path.**  Most chunks of a long call fall inside a value where the plugin only
+passes them on (an argument delta) and looks for one or two characters (a closing quote,
+a ``<``).  ``fast_path()`` says so: it returns the pattern of those characters (or None)
+and a function ``take(data, start, out)``.  The core then hands every chunk that holds
+neither a match of the pattern nor the start of the end tag to ``take`` directly, without
+``on_data``, ``ends_at`` or the end-tag search.  ``take`` either refuses the chunk
+(returns False having changed nothing: the chunk then goes the usual way) or does exactly
+what ``on_data`` would do with it (appending the events to ``out`` instead of returning
+them, never an error) and returns True; either way the same pattern and function must
+still hold afterwards.  The core asks for them again after every other piece of content.
 
 Register plugins with ``StreamToolParser(..., plugins=[...])`` or ``parser.use(plugin)``.
 :class:`FencedCodePlugin` is a complete example.
@@ -60,11 +75,19 @@ from .events import (
 )
 
 if TYPE_CHECKING:
+    import re
+
     from .config import ParserConfig
     from .toolset import ToolModels
     from .xml_tools import XMLArgumentConverter
 
-__all__ = ["FencedCodePlugin", "ParsePlugin", "PluginBlock", "PluginContext"]
+__all__ = ["FastData", "FencedCodePlugin", "ParsePlugin", "PluginBlock", "PluginContext"]
+
+FastData = tuple["re.Pattern[str] | None", Callable[[str, int, list[ParseEvent]], bool]]
+"""A plugin's fast path (``ParsePlugin.fast_path``): the pattern of the characters that
+need ``on_data`` (None: the function decides alone) and ``take(data, start, out)``, which
+takes a chunk of content at absolute offset ``start`` that holds none of them, or
+refuses it (False)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +218,14 @@ class ParsePlugin:
         "", and the characters after it are read as ordinary input.  The answer must
         depend only on the characters seen, never on how they were chunked (a JSON
         number, say, ends only when a character that is not part of it arrives).
+        """
+        return None
+
+    def fast_path(self) -> FastData | None:
+        """The fast path for the content that may come next, or None (the default).
+
+        Called after each piece of content handed to ``on_data`` (and after
+        ``on_start``).  See the module's "fast path" for the contract of the function.
         """
         return None
 

@@ -268,7 +268,7 @@ def test_generated_values_in_random_chunks(
 
 
 class _CountingPattern:
-    """Wraps a compiled regex and counts its searches."""
+    """Wraps a compiled regex and counts its searches and matches."""
 
     def __init__(self, pattern: Any, counter: list[int]) -> None:
         self._pattern = pattern
@@ -277,6 +277,10 @@ class _CountingPattern:
     def search(self, text: str, pos: int = 0) -> Any:
         self._counter[0] += 1
         return self._pattern.search(text, pos)
+
+    def match(self, text: str, pos: int = 0) -> Any:
+        self._counter[0] += 1
+        return self._pattern.match(text, pos)
 
 
 def _document(members: int) -> str:
@@ -299,7 +303,7 @@ def _chunks(text: str, seed: int) -> list[str]:
 
 def _searches(text: str, monkeypatch: pytest.MonkeyPatch) -> int:
     counter = [0]
-    for name in ("_STRING_STOP", "_NESTED_STOP", "_LITERAL_END", "_NON_WS"):
+    for name in ("_STRING_RUN", "_NESTED_STOP", "_LITERAL_END", "_NON_WS"):
         pattern = getattr(json_scan, name)
         monkeypatch.setattr(json_scan, name, _CountingPattern(pattern, counter))
     marks = scan(_chunks(text, 1))
@@ -328,3 +332,54 @@ def test_only_the_current_member_is_held() -> None:
         largest_held = max(largest_held, scanner.retained)
     assert scanner.done
     assert largest_held <= 60
+
+
+# --- skipped chunks --------------------------------------------------------------------------
+
+
+def scan_plain(chunks: list[str], *, keep_text: bool = True) -> tuple[list[JsonMark], int]:
+    """Like :func:`scan`, but each chunk that ``skip`` takes is not fed."""
+    scanner = JsonScanner(keep_text=keep_text)
+    marks: list[JsonMark] = []
+    plain = 0
+    for chunk in chunks:
+        if scanner.skip(chunk):
+            plain += 1
+        else:
+            marks.extend(scanner.feed(chunk))
+    marks.extend(scanner.close())
+    return marks, plain
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(_VALUES, max_size=5) | st.dictionaries(st.text(max_size=6), _VALUES, max_size=5),
+    st.booleans(),
+    st.randoms(use_true_random=False),
+)
+def test_skipped_chunks_scan_as_fed(
+    value: list[Any] | dict[str, Any], keep_text: bool, rnd: random.Random
+) -> None:
+    text = json.dumps(value, ensure_ascii=False)
+    cuts = sorted(rnd.sample(range(1, len(text)), min(len(text) - 1, rnd.randint(0, 20))))
+    chunks = splits(text, cuts)
+    marks, _ = scan_plain(chunks, keep_text=keep_text)
+    assert marks == scan([text], keep_text=keep_text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        r'{"a": "x\\\"y\\ and some more", "b": [{"c": "\\ plain"}, "] plain"], "d": "text"}',
+        r'["\\\\\\ abc", {"k": "v\"}\" long enough"}, "end\\ of it"]',
+    ],
+)
+def test_skipped_chunks_around_backslashes(text: str) -> None:
+    json.loads(text)  # a valid document
+    reference = scan_all_ways(text)
+    for size in range(1, 6):
+        chunks = [text[i : i + size] for i in range(0, len(text), size)]
+        marks, plain = scan_plain(chunks)
+        assert marks == reference
+        assert plain > 0  # some chunks were skipped
+    assert scan_plain(list(text))[0] == reference

@@ -17,19 +17,53 @@ buffer in the TEXT state: nothing is read twice.  A plugin without an end tag en
 blocks only that way; the reader then hands it every character as it arrives (there is
 no end tag whose prefix must be held).  A too-large block without an end tag ends where
 it was cut: what follows is read as ordinary input.
+
+**The fast path.**  A plugin that offers one (``ParsePlugin.fast_path``) names the
+characters its current situation must see; the reader adds the start of its end tag
+(the tag's first character followed by its second, or ending the chunk, so that a tag
+cut by the chunk's end is seen too) and offers the parser's ``feed`` a pattern of both
+(compiled once per pair and kept).  A chunk that holds neither, within the block's size
+limit, is offered to the plugin's function whole; when the function takes it, it is
+content: kept, without the end-tag search, the hold of a partial tag or ``ends_at``.
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Callable
 
 from ...errors import InternalError
 from ..events import ParseEvent, TextOutputEvent
 from ..plugins import ParsePlugin, PluginBlock
 from ..scan import TagSpec, longest_prefix_suffix
 from ..state import Trigger
-from .base import BoundedBlock, BoundedReader
-from .pieces import Pieces
+from .base import BoundedBlock, BoundedReader, Cursor, FastPath
+from .pieces import FOLD, Pieces
 
 __all__ = ["OpenPluginBlock", "PluginReader"]
+
+_STOPS: dict[tuple[re.Pattern[str] | None, str], re.Pattern[str] | None] = {}
+"""(a plugin's pattern, its end tag) -> the fast path's pattern; a handful per process."""
+
+
+def _stop(pattern: re.Pattern[str] | None, end_tag: str) -> re.Pattern[str] | None:
+    """The pattern of a plugin's characters and of where its end tag may begin."""
+    key = (pattern, end_tag)
+    if key in _STOPS:
+        return _STOPS[key]
+    parts: list[str] = []
+    flags = 0
+    if pattern is not None:
+        parts.append(f"(?:{pattern.pattern})")
+        flags = pattern.flags
+    if end_tag:
+        # A whole tag begins with its first two characters; a tag cut by the end of the
+        # chunk ends it with its first character or with both.
+        first = re.escape(end_tag[0])
+        parts.append(first + (f"(?:{re.escape(end_tag[1])}|\\Z)" if len(end_tag) > 1 else ""))
+    compiled = re.compile("|".join(parts), flags) if parts else None
+    _STOPS[key] = compiled
+    return compiled
 
 
 def _trailer(buf: str, end: int, trailing: tuple[str, ...], final: bool) -> str | None:
@@ -72,7 +106,44 @@ class OpenPluginBlock(BoundedBlock):
 class PluginReader(BoundedReader[OpenPluginBlock]):
     """Reads the blocks of registered plugins."""
 
-    __slots__ = ()
+    __slots__ = ("_take",)
+
+    def __init__(self, cur: Cursor) -> None:
+        super().__init__(cur)
+        self._take: Callable[[str, int, list[ParseEvent]], bool] | None = None
+
+    def fast_path(self) -> FastPath:
+        """The plugin's fast path, with the start of the end tag added to its pattern."""
+        block = self.block
+        if block is None or block.passthrough:
+            return None, None
+        fast = block.plugin.fast_path()
+        if fast is None:
+            return None, None
+        pattern, self._take = fast
+        return _stop(pattern, block.end_tag), self.plain
+
+    def plain(self, chunk: str, out: list[ParseEvent]) -> bool:
+        """Take a whole chunk as content (the fast path), if the plugin takes it.
+
+        False past the size limit (the slow path cuts the block there) or when the
+        plugin refuses the chunk.
+        """
+        cur = self.cur
+        block = self.block
+        take = self._take
+        assert block is not None and take is not None
+        start = cur.offset
+        end = start + len(chunk)
+        if end > block.limit or not take(chunk, start, out):
+            return False
+        cur.offset = end
+        cur.prev_char = chunk[-1]
+        pieces = block.pieces
+        pieces.append(chunk)
+        if len(pieces) >= FOLD:
+            pieces.fold()
+        return True
 
     def open(self, spec: TagSpec, i: int, out: list[ParseEvent]) -> int:
         """The start tag ``spec`` is at ``i``: open its plugin's block."""
