@@ -35,7 +35,7 @@ from collections.abc import Callable
 from ...errors import InternalError
 from ..events import ParseEvent, TextOutputEvent
 from ..plugins import ParsePlugin, PluginBlock
-from ..scan import TagSpec, longest_prefix_suffix
+from ..scan import TagSpec, longest_prefix_suffix, stop_pattern
 from ..state import Trigger
 from .base import BoundedBlock, BoundedReader, Cursor, FastPath
 from .pieces import FOLD, Pieces
@@ -56,11 +56,9 @@ def _stop(pattern: re.Pattern[str] | None, end_tag: str) -> re.Pattern[str] | No
     if pattern is not None:
         parts.append(f"(?:{pattern.pattern})")
         flags = pattern.flags
-    if end_tag:
-        # A whole tag begins with its first two characters; a tag cut by the end of the
-        # chunk ends it with its first character or with both.
-        first = re.escape(end_tag[0])
-        parts.append(first + (f"(?:{re.escape(end_tag[1])}|\\Z)" if len(end_tag) > 1 else ""))
+    end = stop_pattern((end_tag,)) if end_tag else None
+    if end is not None:
+        parts.append(end.pattern)
     compiled = re.compile("|".join(parts), flags) if parts else None
     _STOPS[key] = compiled
     return compiled
