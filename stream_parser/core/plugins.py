@@ -60,7 +60,8 @@ Register plugins with ``StreamToolParser(..., plugins=[...])`` or ``parser.use(p
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -75,19 +76,49 @@ from .events import (
 )
 
 if TYPE_CHECKING:
-    import re
-
     from .config import ParserConfig
     from .toolset import ToolModels
     from .xml_tools import XMLArgumentConverter
 
-__all__ = ["FastData", "FencedCodePlugin", "ParsePlugin", "PluginBlock", "PluginContext"]
+__all__ = [
+    "FastData",
+    "FencedCodePlugin",
+    "ParsePlugin",
+    "PluginBlock",
+    "PluginContext",
+    "tag_stop",
+]
 
 FastData = tuple["re.Pattern[str] | None", Callable[[str, int, list[ParseEvent]], bool]]
 """A plugin's fast path (``ParsePlugin.fast_path``): the pattern of the characters that
 need ``on_data`` (None: the function decides alone) and ``take(data, start, out)``, which
 takes a chunk of content at absolute offset ``start`` that holds none of them, or
 refuses it (False)."""
+
+
+def tag_stop(tags: Iterable[str]) -> re.Pattern[str]:
+    """A pattern that finds each of ``tags`` in a chunk, or the start of one cut by its end.
+
+    For a fast path (``ParsePlugin.fast_path``): a chunk without a match neither holds a
+    tag nor ends with a part of one, so no tag can begin in it, whatever comes next.
+    Unlike a check of the first characters (``</``), it lets ``</td>`` through when the
+    tags are ``</parameter>`` and ``</function>``.
+
+    Example:
+        >>> stop = tag_stop(["</parameter>"])
+        >>> [bool(stop.search(chunk)) for chunk in ("a</td>b", "a</param", "</parameter>x")]
+        [False, True, True]
+    """
+    alternatives: list[str] = []
+    for tag in sorted(set(tags)):
+        alternatives.append(re.escape(tag))
+        if len(tag) > 1:
+            # Its proper prefixes at the end of the chunk: t(?:a(?:g)?)?\Z for "tags".
+            inner = ""
+            for char in reversed(tag[1:-1]):
+                inner = f"(?:{re.escape(char)}{inner})?"
+            alternatives.append(f"{re.escape(tag[0])}{inner}\\Z")
+    return re.compile("|".join(alternatives))
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,9 +105,9 @@ from ..core.events import (
     _fast_param_delta,
 )
 from ..core.json_scan import JsonScanner
-from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext
+from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext, tag_stop
 from ..core.reasoning import ThinkingFormat
-from ..core.scan import longest_prefix_suffix, stop_pattern
+from ..core.scan import longest_prefix_suffix
 from ..errors import ConfigError
 from ._base import CallContext, Dialect, call_event, failure, side_error, validate_arguments
 from ._toolcall import call_too_large
@@ -153,7 +153,7 @@ _NAME_END: Final = re.compile(r"[\n`{\[]")
 _DECODER: Final = json.JSONDecoder(strict=False)  # lenient: models write raw control chars
 
 
-_CLOSE_STOP: Final = stop_pattern((_CLOSE,))
+_CLOSE_STOP: Final = tag_stop((_CLOSE,))
 """Where a DSML closing tag may begin in a value (or be cut by the end of a chunk)."""
 
 

@@ -68,7 +68,7 @@ from pydantic import BaseModel
 
 from ..core.dialect_registry import Framing, ThinkingFormat
 from ..core.events import ErrorType, ParseEvent, ToolCallStartEvent, _fast_param_delta
-from ..core.plugins import PluginBlock
+from ..core.plugins import FastData, PluginBlock, tag_stop
 from ..schema.coerce import coerce_value
 from ._base import (
     CallContext,
@@ -87,6 +87,8 @@ _KEY_OPEN: Final = "<arg_key>"
 _KEY_CLOSE: Final = "</arg_key>"
 _VALUE_OPEN: Final = "<arg_value>"
 _VALUE_CLOSE: Final = "</arg_value>"
+_VALUE_STOP: Final = tag_stop((_VALUE_CLOSE,))
+"""Where ``</arg_value>`` may begin in a value (or be cut by the end of a chunk)."""
 _NAME_MAX: Final = 256
 """The longest tool or argument name read; a longer one makes the call malformed."""
 _WS: Final = " \t\r\n"
@@ -325,6 +327,18 @@ class GlmReader(HeldStateReader):
                         (base + start, base + end),
                     )
                 )
+
+    def fast_path(self) -> FastData | None:
+        """Inside a value, with nothing held, only the start of a closing tag matters."""
+        if self._state != _VALUE or self._hold:
+            return None
+        return _VALUE_STOP, self._plain
+
+    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`feed` for a value's chunk without the start of a closing tag."""
+        self._pending_end = False
+        self._take(data, 0, len(data), start, out)
+        return True
 
     def _end_value(self) -> None:
         """The open value is complete: keep it (a key given twice: the last wins).

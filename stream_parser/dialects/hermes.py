@@ -99,7 +99,7 @@ class HermesReader(BlockReader):
         self._held_end = 0
         # What the fast path of the arguments reads (see ``fast_path``).
         self._deltas = call.emit_deltas
-        self._index = call.call_index
+        self._index = -1
         self._label = ""
 
     # --- what has been read ------------------------------------------------------------
@@ -183,6 +183,7 @@ class HermesReader(BlockReader):
             return None
         if self._capture == 1 and self.announced and self._name_from < 0 and self._deltas:
             self._label = self._name or ""
+            self._index = self.call.call_index  # llama numbers a call once it is one
             return None, self._plain_arguments
         return None, self._plain
 

@@ -89,7 +89,7 @@ from ..core.events import (
     ToolCallStartEvent,
     _fast_param_delta,
 )
-from ..core.plugins import ParsePlugin, PluginBlock, PluginContext
+from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext, tag_stop
 from ..errors import ConfigError
 from ._base import (
     CallContext,
@@ -121,6 +121,10 @@ _BAD_NAME_CHARS: Final = re.compile(r"[<>\r\n]")
 _WS_RUN: Final = re.compile(r"[ \t\r\n]*")
 _INDENT: Final = re.compile(r"[ \t]*")
 _VALUE_MARK: Final = re.compile(r"</parameter>|</function>|\n(?=[ \t]*(?:<|\Z))")
+_VALUE_STOP: Final = re.compile(tag_stop((_PARAM_CLOSE, _FUNCTION_CLOSE)).pattern + r"|\n[ \t]*<")
+"""What a value's chunk must not hold for the fast path: a closing tag (or one cut by its
+end), or a line that opens with a tag."""
+_HELD_LINE: Final = re.compile(r"\n[ \t]*")
 """What can end a value: a close tag, or a line (which may hold a ``<parameter=`` tag)."""
 
 _FUNCTION, _BODY, _VALUE, _AFTER, _MALFORMED = range(5)
@@ -180,6 +184,7 @@ class Qwen3CoderReader(HeldStateReader):
         super().__init__(call)
         self._state = _FUNCTION
         self._ws_cap = call.config.buffer_keep_size
+        self._deltas = call.emit_deltas
         self._tool = ""
         self._registered = False
         self._known: frozenset[str] = frozenset()
@@ -450,6 +455,56 @@ class Qwen3CoderReader(HeldStateReader):
                     )
                 )
 
+    def fast_path(self) -> FastData | None:
+        """Inside a value, with nothing held, only closing tags and tag lines matter."""
+        if self._state != _VALUE or self._fresh:
+            return None
+        if self._hold and not _HELD_LINE.fullmatch(self._hold):
+            return None
+        return _VALUE_STOP, self._plain
+
+    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`feed` for a value's chunk that holds none of what may end it.
+
+        A newline and indentation at the end of a chunk wait for the next line (a tag
+        may open it), as on the slow path: they are held.  A chunk that goes on with
+        anything but a ``<`` (or with indentation alone, left to the slow path) makes
+        them value.
+        """
+        if self._hold or "\n" in data:
+            return self._plain_line(data, start, out)
+        # The common case, inline: nothing held, nothing to hold.
+        if self._param_known:
+            self._value.append(data)
+            if self._deltas:
+                span = (start, start + len(data))
+                call_index = self.call.call_index
+                out.append(_fast_param_delta(self._tool, self._param, data, call_index, span))
+        return True
+
+    def _plain_line(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_plain` with a line break held before the chunk, or at its end."""
+        hold = self._hold
+        self._pending_end = False
+        if hold:
+            rest = data.lstrip(" \t")
+            if rest[:1] == "<":
+                return False  # the line may open with a tag
+            if not rest and len(hold) - 1 + len(data) <= self._ws_cap:
+                self._hold = hold + data  # more indentation: the line still waits
+                return True
+            self._take(hold, 0, len(hold), self._hold_start, out)
+            self._hold = ""
+        n = len(data)
+        cut = n
+        line = data.rfind("\n")
+        if line >= 0 and not data[line + 1 :].strip(" \t") and n - line - 1 <= self._ws_cap:
+            cut = line
+        self._take(data, 0, cut, start, out)
+        self._hold = data[cut:]
+        self._hold_start = start + cut
+        return True
+
     def accepts_end(self) -> bool:
         """``</tool_call>`` ends the block, except inside a value.
 
@@ -667,6 +722,11 @@ class BareFunctionPlugin(ParsePlugin):
     def accepts_end(self) -> bool:
         """Whether ``</function>`` ends the call (:meth:`Qwen3CoderReader.function_ends`)."""
         return self._reader is None or self._reader.function_ends()
+
+    def fast_path(self) -> FastData | None:
+        """The reader's fast path."""
+        reader = self._reader
+        return None if reader is None else reader.fast_path()
 
     def on_end(self, block: PluginBlock) -> list[ParseEvent]:
         """The call, or an error event and the block's raw text."""

@@ -19,12 +19,12 @@ no end tag whose prefix must be held).  A too-large block without an end tag end
 it was cut: what follows is read as ordinary input.
 
 **The fast path.**  A plugin that offers one (``ParsePlugin.fast_path``) names the
-characters its current situation must see; the reader adds the start of its end tag
-(the tag's first character followed by its second, or ending the chunk, so that a tag
-cut by the chunk's end is seen too) and offers the parser's ``feed`` a pattern of both
-(compiled once per pair and kept).  A chunk that holds neither, within the block's size
-limit, is offered to the plugin's function whole; when the function takes it, it is
-content: kept, without the end-tag search, the hold of a partial tag or ``ends_at``.
+characters its current situation must see; the reader adds its end tag (whole, or cut
+by the end of the chunk: :func:`~stream_parser.core.plugins.tag_stop`) and offers the
+parser's ``feed`` a pattern of both (compiled once per pair and kept).  A chunk that
+holds neither, within the block's size limit, is offered to the plugin's function
+whole; when the function takes it, it is content: kept, without the end-tag search,
+the hold of a partial tag or ``ends_at``.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from collections.abc import Callable
 
 from ...errors import InternalError
 from ..events import ParseEvent, TextOutputEvent
-from ..plugins import ParsePlugin, PluginBlock
-from ..scan import TagSpec, longest_prefix_suffix, stop_pattern
+from ..plugins import ParsePlugin, PluginBlock, tag_stop
+from ..scan import TagSpec, longest_prefix_suffix
 from ..state import Trigger
 from .base import BoundedBlock, BoundedReader, Cursor, FastPath
 from .pieces import FOLD, Pieces
@@ -56,9 +56,8 @@ def _stop(pattern: re.Pattern[str] | None, end_tag: str) -> re.Pattern[str] | No
     if pattern is not None:
         parts.append(f"(?:{pattern.pattern})")
         flags = pattern.flags
-    end = stop_pattern((end_tag,)) if end_tag else None
-    if end is not None:
-        parts.append(end.pattern)
+    if end_tag:
+        parts.append(tag_stop((end_tag,)).pattern)
     compiled = re.compile("|".join(parts), flags) if parts else None
     _STOPS[key] = compiled
     return compiled
