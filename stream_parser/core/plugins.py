@@ -45,14 +45,16 @@ whose tiling spans cover ``block.span`` exactly (usually one block event with
 
 **The fast path.**  Most chunks of a long call fall inside a value where the plugin only
 passes them on (an argument delta) and looks for one or two characters (a closing quote,
-a ``<``).  ``fast_path()`` says so: it returns the pattern of those characters (or None)
-and a function ``take(data, start, out)``.  The core then hands every chunk that holds
-neither a match of the pattern nor the start of the end tag to ``take`` directly, without
+a ``<``).  ``fast_path()`` says so: it returns the pattern of those characters (or
+None), a function ``take(data, start, out)``, and whether the end tag is content where
+the plugin stands (inside a JSON string, say, where ``accepts_end`` would say False).
+The core then hands every chunk that holds no match of the pattern, nor (unless it is
+content) the end tag or its start cut by the chunk's end, to ``take`` directly, without
 ``on_data``, ``ends_at`` or the end-tag search.  ``take`` either refuses the chunk
 (returns False having changed nothing: the chunk then goes the usual way) or does exactly
 what ``on_data`` would do with it (appending the events to ``out`` instead of returning
-them, never an error) and returns True; either way the same pattern and function must
-still hold afterwards.  The core asks for them again after every other piece of content.
+them, never an error) and returns True; either way the same answer of ``fast_path`` must
+still hold afterwards.  The core asks again after every other piece of content.
 
 Register plugins with ``StreamToolParser(..., plugins=[...])`` or ``parser.use(plugin)``.
 :class:`FencedCodePlugin` is a complete example.
@@ -89,11 +91,12 @@ __all__ = [
     "tag_stop",
 ]
 
-FastData = tuple["re.Pattern[str] | None", Callable[[str, int, list[ParseEvent]], bool]]
+FastData = tuple["re.Pattern[str] | None", Callable[[str, int, list[ParseEvent]], bool], bool]
 """A plugin's fast path (``ParsePlugin.fast_path``): the pattern of the characters that
-need ``on_data`` (None: the function decides alone) and ``take(data, start, out)``, which
+need ``on_data`` (None: the function decides alone); ``take(data, start, out)``, which
 takes a chunk of content at absolute offset ``start`` that holds none of them, or
-refuses it (False)."""
+refuses it (False); and whether the end tag is content where the plugin stands (then
+the core does not look for it in such chunks)."""
 
 
 def tag_stop(tags: Iterable[str]) -> re.Pattern[str]:

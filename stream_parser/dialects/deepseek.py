@@ -519,7 +519,9 @@ class ToolCallsReader(_SectionReader):
         """Inside the JSON arguments (a string, a nested value), nothing is held."""
         if self._state != _ARGS or self._hold or self.current is None:
             return None
-        return (None, self._plain) if self._scanner.skips else None
+        scanner = self._scanner
+        # Inside a string the section's end tag is content (see accepts_end).
+        return (None, self._plain, scanner.in_string) if scanner.skips else None
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_args` for a chunk the scanner skips: the chunk is arguments.
@@ -761,7 +763,7 @@ class DsmlReader(_SectionReader):
         """Inside a value, only where a DSML closing tag may begin matters."""
         if self._state != _D_VALUE or self._hold:
             return None
-        return _CLOSE_STOP, self._plain
+        return _CLOSE_STOP, self._plain, True  # the section's end tag is content here
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_in_value` for a chunk without the start of a closing tag."""

@@ -332,7 +332,7 @@ class GlmReader(HeldStateReader):
         """Inside a value, with nothing held, only the start of a closing tag matters."""
         if self._state != _VALUE or self._hold:
             return None
-        return _VALUE_STOP, self._plain
+        return _VALUE_STOP, self._plain, True  # </tool_call> in a value is content
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`feed` for a value's chunk without the start of a closing tag."""

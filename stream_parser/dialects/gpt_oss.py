@@ -355,7 +355,7 @@ class HarmonyPlugin(ParsePlugin):
         """In the body, only a ``<`` outside a JSON string can end it."""
         if self._kind != _BODY or self._marker or self._end is not None:
             return None
-        return None, self._plain
+        return None, self._plain, False
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_read_body` for a chunk that cannot end the body.

@@ -176,16 +176,20 @@ class HermesReader(BlockReader):
             self._name_from = 0
 
     def fast_path(self) -> FastData | None:
-        """Inside a string or a nested value, the scanner takes a chunk in one step."""
+        """Inside a string or a nested value, the scanner takes a chunk in one step.
+
+        Inside a string, ``</tool_call>`` is content (:meth:`accepts_end`).
+        """
         if not self._following:
-            return None, _ignore  # nothing more is followed: only the end tag matters
-        if not self._scanner.skips:
+            return None, _ignore, False  # nothing more is followed: only the end tag matters
+        scanner = self._scanner
+        if not scanner.skips:
             return None
         if self._capture == 1 and self.announced and self._name_from < 0 and self._deltas:
             self._label = self._name or ""
             self._index = self.call.call_index  # llama numbers a call once it is one
-            return None, self._plain_arguments
-        return None, self._plain
+            return None, self._plain_arguments, scanner.in_string
+        return None, self._plain, scanner.in_string
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`feed` for a chunk that completes no mark, or False."""

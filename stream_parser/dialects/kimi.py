@@ -327,7 +327,7 @@ class KimiK2Reader(BlockReader):
         """Inside the JSON value (a string, a nested value), a chunk is skipped whole."""
         if not (self._streaming and self._scanner.skips):
             return None
-        return None, self._plain
+        return None, self._plain, self._scanner.in_string  # a string holds the end tag
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_follow` for a chunk the scanner skips: all of it is arguments."""

@@ -277,7 +277,7 @@ class LlamaPlugin(ParsePlugin):
         if fast is None or fast[0] is not None:
             return None
         self._take_object = fast[1]
-        return None, self._plain
+        return None, self._plain, False  # no end tag
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_json` for a chunk that cannot end the object: the reader takes it."""

@@ -337,7 +337,7 @@ class MistralPlugin(ParsePlugin):
         """Inside a v11 call's arguments (a string, a nested value): the scanner skips."""
         if self._phase != _ARGS or not self._scanner.skips:
             return None
-        return None, self._plain
+        return None, self._plain, False  # no end tag
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_args` for a chunk that cannot end the arguments."""

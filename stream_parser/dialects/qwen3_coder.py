@@ -461,7 +461,7 @@ class Qwen3CoderReader(HeldStateReader):
             return None
         if self._hold and not _HELD_LINE.fullmatch(self._hold):
             return None
-        return _VALUE_STOP, self._plain
+        return _VALUE_STOP, self._plain, True  # </tool_call> in a value is content
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`feed` for a value's chunk that holds none of what may end it.
@@ -724,9 +724,9 @@ class BareFunctionPlugin(ParsePlugin):
         return self._reader is None or self._reader.function_ends()
 
     def fast_path(self) -> FastData | None:
-        """The reader's fast path."""
-        reader = self._reader
-        return None if reader is None else reader.fast_path()
+        """The reader's fast path; ``</function>`` may end a value (see ``accepts_end``)."""
+        fast = None if self._reader is None else self._reader.fast_path()
+        return None if fast is None else (fast[0], fast[1], False)
 
     def on_end(self, block: PluginBlock) -> list[ParseEvent]:
         """The call, or an error event and the block's raw text."""

@@ -13,14 +13,16 @@ from stream_parser.testing import merge_deltas
 from tests.helpers import assert_all_splittings, feed_all
 from tests.tools_fixture import TOOLS
 
-_BANG = re.compile("!")
+_STOP = re.compile('[!"]')
 
 
 class Note(ParsePlugin):
     """``[note]...[/note]``: deltas of the content; a block with a ``!`` is "loud".
 
-    The fast path watches for ``!`` (the one character that changes its state) and
-    refuses chunks with a digit, so that both outcomes of ``take`` are exercised.
+    Between double quotes the end tag is content.  The fast path watches for ``!`` and
+    quotes (the characters that change its state) and refuses chunks with a digit, so
+    that both outcomes of ``take`` are exercised; inside quotes it says that the end
+    tag is content, so the core does not look for it.
     """
 
     name = "note"
@@ -30,23 +32,30 @@ class Note(ParsePlugin):
     def __init__(self, fast: bool = True) -> None:
         self.fast = fast
         self.loud = False
+        self.quoted = False
         self.taken = 0
 
     def on_start(self, tag: str, span: Span) -> list[ParseEvent]:
         self.loud = False
+        self.quoted = False
         return []
 
     def on_data(self, data: str, span: Span) -> list[ParseEvent]:
         if "!" in data:
             self.loud = True
+        if data.count('"') % 2:
+            self.quoted = not self.quoted
         return [CodeBlockDeltaEvent(delta=data, span=span)]
+
+    def accepts_end(self) -> bool:
+        return not self.quoted
 
     def on_end(self, block: PluginBlock) -> list[ParseEvent]:
         language = "loud" if self.loud else ""
         return [CodeBlockEvent(code=block.content, language=language, span=block.span)]
 
     def fast_path(self) -> FastData | None:
-        return (_BANG, self._take) if self.fast else None
+        return (_STOP, self._take, self.quoted) if self.fast else None
 
     def _take(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         if any(c.isdigit() for c in data):
@@ -62,6 +71,8 @@ TEXTS = [
     "[note]digits 123 and words[/note][note]again! 4[/note]",
     "[note]never closed, 42!",
     "[note][/note]x[note]![/note]",
+    '[note]say "a [/note] b [/no" then[/note] after',
+    '[note]"open [/note] never closed',
 ]
 
 

@@ -19,9 +19,10 @@ no end tag whose prefix must be held).  A too-large block without an end tag end
 it was cut: what follows is read as ordinary input.
 
 **The fast path.**  A plugin that offers one (``ParsePlugin.fast_path``) names the
-characters its current situation must see; the reader adds its end tag (whole, or cut
-by the end of the chunk: :func:`~stream_parser.core.plugins.tag_stop`) and offers the
-parser's ``feed`` a pattern of both (compiled once per pair and kept).  A chunk that
+characters its current situation must see; unless the end tag is content there, the
+reader adds it (whole, or cut by the end of the chunk:
+:func:`~stream_parser.core.plugins.tag_stop`) and offers the parser's ``feed`` a
+pattern of both (compiled once per pair and kept).  A chunk that
 holds neither, within the block's size limit, is offered to the plugin's function
 whole; when the function takes it, it is content: kept, without the end-tag search,
 the hold of a partial tag or ``ends_at``.
@@ -117,8 +118,8 @@ class PluginReader(BoundedReader[OpenPluginBlock]):
         fast = block.plugin.fast_path()
         if fast is None:
             return None, None
-        pattern, self._take = fast
-        return _stop(pattern, block.end_tag), self.plain
+        pattern, self._take, tag_is_content = fast
+        return (pattern if tag_is_content else _stop(pattern, block.end_tag)), self.plain
 
     def plain(self, chunk: str, out: list[ParseEvent]) -> bool:
         """Take a whole chunk as content (the fast path), if the plugin takes it.
