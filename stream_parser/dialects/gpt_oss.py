@@ -352,10 +352,24 @@ class HarmonyPlugin(ParsePlugin):
         self._delta(data[first : i if json_end < 0 else json_end], base + first, out)
 
     def fast_path(self) -> FastData | None:
-        """In the body, only a ``<`` outside a JSON string can end it."""
+        """In the body, only a ``<`` outside a JSON string can end it.
+
+        Inside a string (the scanner caught up first), the scanner takes a chunk that
+        does not close it, and ``<|call|>`` is content there (:meth:`accepts_end`).
+        """
         if self._kind != _BODY or self._marker or self._end is not None:
             return None
+        if self._catch_up("").in_string:
+            return None, self._plain_string, True
         return None, self._plain, False
+
+    def _plain_string(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_read_body` for a chunk inside a JSON string that does not close it."""
+        scanner = self._scanner
+        if scanner is None or not scanner.skip(data):
+            return False
+        self._delta(data, start, out)
+        return True
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_read_body` for a chunk that cannot end the body.

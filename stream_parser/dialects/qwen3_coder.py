@@ -121,11 +121,13 @@ _BAD_NAME_CHARS: Final = re.compile(r"[<>\r\n]")
 _WS_RUN: Final = re.compile(r"[ \t\r\n]*")
 _INDENT: Final = re.compile(r"[ \t]*")
 _VALUE_MARK: Final = re.compile(r"</parameter>|</function>|\n(?=[ \t]*(?:<|\Z))")
-_VALUE_STOP: Final = re.compile(tag_stop((_PARAM_CLOSE, _FUNCTION_CLOSE)).pattern + r"|\n[ \t]*<")
-"""What a value's chunk must not hold for the fast path: a closing tag (or one cut by its
-end), or a line that opens with a tag."""
-_HELD_LINE: Final = re.compile(r"\n[ \t]*")
 """What can end a value: a close tag, or a line (which may hold a ``<parameter=`` tag)."""
+_VALUE_STOP: Final = re.compile(r"</parameter>|</function>|\n[ \t]*<")
+"""What a value's text must not hold for the fast path: a closing tag, or a line that
+opens with a tag (a cut one is held, as on the slow path)."""
+_HELD_LINE: Final = re.compile(r"\n[ \t]*")
+_CUT_CLOSE: Final = tag_stop((_PARAM_CLOSE, _FUNCTION_CLOSE))
+"""In a chunk without closing tags: the start of one cut by its end."""
 
 _FUNCTION, _BODY, _VALUE, _AFTER, _MALFORMED = range(5)
 _Handler = Callable[[str, int, int, list[ParseEvent]], tuple[int, bool]]
@@ -456,23 +458,27 @@ class Qwen3CoderReader(HeldStateReader):
                 )
 
     def fast_path(self) -> FastData | None:
-        """Inside a value, with nothing held, only closing tags and tag lines matter."""
-        if self._state != _VALUE or self._fresh:
+        """Inside a value, only closing tags and lines that open with a tag matter.
+
+        What the value's reader holds must be what the fast path holds too: a line
+        break and its indentation (the next line may open with a tag), or a closing
+        tag cut by the end of the last chunk.
+        """
+        if self._state != _VALUE or self._fresh or self._pending_end:
             return None
-        if self._hold and not _HELD_LINE.fullmatch(self._hold):
+        hold = self._hold
+        if hold and not _HELD_LINE.fullmatch(hold) and _cut_close(hold, 0) != len(hold):
             return None
         return _VALUE_STOP, self._plain, True  # </tool_call> in a value is content
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
-        """:meth:`feed` for a value's chunk that holds none of what may end it.
-
-        A newline and indentation at the end of a chunk wait for the next line (a tag
-        may open it), as on the slow path: they are held.  A chunk that goes on with
-        anything but a ``<`` (or with indentation alone, left to the slow path) makes
-        them value.
-        """
-        if self._hold or "\n" in data:
-            return self._plain_line(data, start, out)
+        """:meth:`feed` for a value's chunk that holds no closing tag and no tag line."""
+        if (
+            self._hold
+            or ("\n" in data and not data[data.rfind("\n") + 1 :].strip(" \t"))
+            or ("<" in data and _CUT_CLOSE.search(data))
+        ):
+            return self._plain_held(data, start, out)  # something to hold
         # The common case, inline: nothing held, nothing to hold.
         if self._param_known:
             self._value.append(data)
@@ -482,27 +488,34 @@ class Qwen3CoderReader(HeldStateReader):
                 out.append(_fast_param_delta(self._tool, self._param, data, call_index, span))
         return True
 
-    def _plain_line(self, data: str, start: int, out: list[ParseEvent]) -> bool:
-        """:meth:`_plain` with a line break held before the chunk, or at its end."""
+    def _plain_held(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_plain` with something held before the chunk, or to hold after it.
+
+        As on the slow path, a line break and indentation at the end wait for the next
+        line, and so does the start of a closing tag; a held part that the chunk turns
+        into a tag or a tag line is left to the slow path.
+        """
         hold = self._hold
-        self._pending_end = False
         if hold:
-            rest = data.lstrip(" \t")
-            if rest[:1] == "<":
-                return False  # the line may open with a tag
-            if not rest and len(hold) - 1 + len(data) <= self._ws_cap:
-                self._hold = hold + data  # more indentation: the line still waits
-                return True
-            self._take(hold, 0, len(hold), self._hold_start, out)
-            self._hold = ""
-        n = len(data)
+            buf = hold + data
+            if _VALUE_STOP.search(buf) is not None:
+                return False
+            base = self._hold_start
+        else:
+            buf, base = data, start
+        n = len(buf)
         cut = n
-        line = data.rfind("\n")
-        if line >= 0 and not data[line + 1 :].strip(" \t") and n - line - 1 <= self._ws_cap:
-            cut = line
-        self._take(data, 0, cut, start, out)
-        self._hold = data[cut:]
-        self._hold_start = start + cut
+        line = buf.rfind("\n")
+        if line >= 0 and not buf[line + 1 :].strip(" \t"):
+            if n - line - 1 <= self._ws_cap:  # deeper indentation makes no tag line
+                cut = line
+        else:
+            cut_close = _CUT_CLOSE.search(buf)
+            if cut_close is not None:
+                cut = cut_close.start()
+        self._take(buf, 0, cut, base, out)
+        self._hold = buf[cut:]
+        self._hold_start = base + cut
         return True
 
     def accepts_end(self) -> bool:

@@ -157,6 +157,16 @@ RAW = [
         "</arg_value>  \n </tool_call>x",
     ),
     (
+        "glm",
+        "<tool_call>write_to_file<arg_key>content</arg_key><arg_value>a </arg_val b "
+        "</arg_valuex c <</arg_value><arg_key>path</arg_key><arg_value>p</arg_value></tool_call>",
+    ),
+    (
+        "qwen3_coder",
+        "<tool_call>\n<function=write_to_file>\n<parameter=content>\na </param b "
+        "</parameterx> </functionx>\n  x\n\t\n  <tr>\n</parameter>\n</function>\n</tool_call>",
+    ),
+    (
         "gemma4",
         '<|tool_call>call:write_to_file{content:<|"|>a <tool_call|> b<|"|>,'
         'path:<|"|>p<|"|>}<tool_call|> after',
@@ -179,6 +189,8 @@ RAW = [
 def test_decisions_inside_a_value_are_the_same(
     dialect: str, text: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if ParserConfig(dialect=dialect).starts_in_thinking:
+        text = "</think>" + text  # the reply starts inside reasoning
     slow = _events(dialect, [text], fast=False, monkeypatch=monkeypatch)
     assert _events(dialect, list(text), fast=True, monkeypatch=monkeypatch) == slow
     for cut in range(1, len(text)):
