@@ -390,9 +390,14 @@ class Gemma4Reader(BlockReader):
 
     def _plain_in_string(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_plain` inside a string, for a chunk that does not end it."""
-        if (self._tail + data).count(STRING_DELIMITER):
+        text = self._tail + data
+        if STRING_DELIMITER in text:
             return False
-        return self._plain(data, start, out)
+        self._tail = text[-(len(STRING_DELIMITER) - 1) :]
+        if self.announced and self._deltas:
+            span = (start, start + len(data))
+            out.append(_fast_arguments_delta(self._name, data, self.call.call_index, None, span))
+        return True
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`feed` in the arguments."""

@@ -513,7 +513,13 @@ class Qwen3CoderReader(HeldStateReader):
             cut_close = _CUT_CLOSE.search(buf)
             if cut_close is not None:
                 cut = cut_close.start()
-        self._take(buf, 0, cut, base, out)
+        if cut and self._param_known:  # _take, inline
+            piece = buf[:cut]
+            self._value.append(piece)
+            if self._deltas:
+                span = (base, base + cut)
+                call_index = self.call.call_index
+                out.append(_fast_param_delta(self._tool, self._param, piece, call_index, span))
         self._hold = buf[cut:]
         self._hold_start = base + cut
         return True

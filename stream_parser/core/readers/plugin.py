@@ -77,6 +77,11 @@ def _trailer(buf: str, end: int, trailing: tuple[str, ...], final: bool) -> str 
     return best
 
 
+def _refuse(data: str, start: int, out: list[ParseEvent]) -> bool:
+    """The fast path's function before a plugin offered one."""
+    return False
+
+
 class OpenPluginBlock(BoundedBlock):
     """The open plugin block (the finished one is a :class:`PluginBlock`).
 
@@ -104,11 +109,15 @@ class OpenPluginBlock(BoundedBlock):
 class PluginReader(BoundedReader[OpenPluginBlock]):
     """Reads the blocks of registered plugins."""
 
-    __slots__ = ("_take",)
+    __slots__ = ("_limit", "_pieces", "_take")
 
     def __init__(self, cur: Cursor) -> None:
         super().__init__(cur)
-        self._take: Callable[[str, int, list[ParseEvent]], bool] | None = None
+        # What the fast path reads of the open block, set when it is chosen (the block
+        # does not change while the fast path stays chosen).
+        self._take: Callable[[str, int, list[ParseEvent]], bool] = _refuse
+        self._limit = 0
+        self._pieces = Pieces()
 
     def fast_path(self) -> FastPath:
         """The plugin's fast path, with the start of the end tag added to its pattern."""
@@ -119,6 +128,8 @@ class PluginReader(BoundedReader[OpenPluginBlock]):
         if fast is None:
             return None, None
         pattern, self._take, tag_is_content = fast
+        self._limit = block.limit
+        self._pieces = block.pieces
         return (pattern if tag_is_content else _stop(pattern, block.end_tag)), self.plain
 
     def plain(self, chunk: str, out: list[ParseEvent]) -> bool:
@@ -128,16 +139,13 @@ class PluginReader(BoundedReader[OpenPluginBlock]):
         plugin refuses the chunk.
         """
         cur = self.cur
-        block = self.block
-        take = self._take
-        assert block is not None and take is not None
         start = cur.offset
         end = start + len(chunk)
-        if end > block.limit or not take(chunk, start, out):
+        if end > self._limit or not self._take(chunk, start, out):
             return False
         cur.offset = end
         cur.prev_char = chunk[-1]
-        pieces = block.pieces
+        pieces = self._pieces
         pieces.append(chunk)
         if len(pieces) >= FOLD:
             pieces.fold()
