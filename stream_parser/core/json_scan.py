@@ -64,9 +64,10 @@ __all__ = ["JsonMark", "JsonScanner", "MarkKind"]
 
 MarkKind = Literal["start", "key", "value_start", "member", "element", "end", "error"]
 
+_STRING_STOP: Final = re.compile(r'["\\]')
 # A string's characters up to its closing quote: plain runs and escape pairs (the
 # unrolled form, which never backtracks).  It stops at the quote, at the end, or at a
-# backslash that ends the chunk.
+# backslash that ends the chunk.  ``skip`` reads a chunk with a quote in one match.
 _STRING_RUN: Final = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 _NESTED_STOP: Final = re.compile(r'["{}\[\]]')
 # Any whitespace ends a literal (not only JSON's four): a stray no-break space after a
@@ -263,17 +264,20 @@ class JsonScanner:
         while i < n:
             if self._in_string:
                 # The hot path (most of a tool call's text is inside strings), inline:
-                # one match takes the plain characters and escape pairs up to the
-                # closing quote, or to a backslash whose pair is in the next chunk.
+                # jump from one quote or backslash to the next.
                 if self._escaped:
                     self._escaped = False
                     i += 1
-                k = _STRING_RUN.match(chunk, i).end()  # type: ignore[union-attr]
-                if k >= n:
+                m = _STRING_STOP.search(chunk, i)
+                if m is None:
                     break
-                if chunk[k] == "\\":  # its escaped character is in the next chunk
-                    self._escaped = True
-                    break
+                k = m.start()
+                if chunk[k] == "\\":
+                    if k + 1 == n:
+                        self._escaped = True
+                        break
+                    i = k + 2
+                    continue
                 self._in_string = False
                 i = k + 1
                 if self._string_role != _SKIPPED:
