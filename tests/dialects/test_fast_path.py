@@ -167,6 +167,19 @@ RAW = [
         "</parameterx> </functionx>\n  x\n\t\n  <tr>\n</parameter>\n</function>\n</tool_call>",
     ),
     (
+        "deepseek",
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="write_to_file">\n'  # noqa: RUF001
+        '<｜DSML｜parameter name="content" string="true">a </｜DSML｜x> b '  # noqa: RUF001
+        "</｜DSML｜parameter> c </｜DSML｜function_calls> d</｜DSML｜parameter>\n"  # noqa: RUF001
+        '<｜DSML｜parameter name="path" string="true">p</｜DSML｜parameter>\n'  # noqa: RUF001
+        "</｜DSML｜invoke>\n</｜DSML｜function_calls> after",  # noqa: RUF001
+    ),
+    (
+        "gpt_oss",
+        "<|start|>assistant to=functions.write_to_file<|channel|>commentary json<|message|>"
+        '{"path": "p", "content": "a <|call|> b < c \\" d"}<|call|> after',
+    ),
+    (
         "gemma4",
         '<|tool_call>call:write_to_file{content:<|"|>a <tool_call|> b<|"|>,'
         'path:<|"|>p<|"|>}<tool_call|> after',

@@ -22,10 +22,10 @@ it was cut: what follows is read as ordinary input.
 characters its current situation must see; unless the end tag is content there, the
 reader adds it (whole, or cut by the end of the chunk:
 :func:`~stream_parser.core.plugins.tag_stop`) and offers the parser's ``feed`` a
-pattern of both (compiled once per pair and kept).  A chunk that
-holds neither, within the block's size limit, is offered to the plugin's function
-whole; when the function takes it, it is content: kept, without the end-tag search,
-the hold of a partial tag or ``ends_at``.
+pattern of both (compiled once per pair and kept).  A chunk that holds neither, within
+the block's size limit, is offered to the plugin's function whole; when the function
+takes it, it is content: kept, without the end-tag search, the hold of a partial tag or
+``ends_at``.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ __all__ = ["OpenPluginBlock", "PluginReader"]
 
 _STOPS: dict[tuple[re.Pattern[str] | None, str], re.Pattern[str] | None] = {}
 """(a plugin's pattern, its end tag) -> the fast path's pattern; a handful per process."""
+_STOPS_MAX = 256  # a plugin that compiles new patterns as it goes cannot grow it further
 
 
 def _stop(pattern: re.Pattern[str] | None, end_tag: str) -> re.Pattern[str] | None:
@@ -60,6 +61,8 @@ def _stop(pattern: re.Pattern[str] | None, end_tag: str) -> re.Pattern[str] | No
     if end_tag:
         parts.append(tag_stop((end_tag,)).pattern)
     compiled = re.compile("|".join(parts), flags) if parts else None
+    if len(_STOPS) >= _STOPS_MAX:
+        _STOPS.clear()
     _STOPS[key] = compiled
     return compiled
 
