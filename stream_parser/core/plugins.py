@@ -53,8 +53,9 @@ content) the end tag or its start cut by the chunk's end, to ``take`` directly, 
 ``on_data``, ``ends_at`` or the end-tag search.  ``take`` either refuses the chunk
 (returns False having changed nothing: the chunk then goes the usual way) or does exactly
 what ``on_data`` would do with it (appending the events to ``out`` instead of returning
-them, never an error) and returns True; either way the same answer of ``fast_path`` must
-still hold afterwards.  The core asks again after every other piece of content.
+them, never an error) and returns True.  Either way what ``fast_path`` returned must still
+be right for the next chunk: the core keeps using it, and asks again only after a piece
+of content that went the usual way.
 
 Register plugins with ``StreamToolParser(..., plugins=[...])`` or ``parser.use(plugin)``.
 :class:`FencedCodePlugin` is a complete example.
@@ -258,8 +259,8 @@ class ParsePlugin:
     def fast_path(self) -> FastData | None:
         """The fast path for the content that may come next, or None (the default).
 
-        Called after each piece of content handed to ``on_data`` (and after
-        ``on_start``).  See the module's "fast path" for the contract of the function.
+        Called after ``on_start`` and after each piece of content handed to ``on_data``.
+        See the module's "fast path" for the contract.
         """
         return None
 
