@@ -3,6 +3,7 @@
 Run from the repository root (the file is named ``bench_*`` so the test run skips it)::
 
     python benchmarks/bench_dialects.py               # every dialect: µs per chunk at 100 KB, 1 MB
+    python benchmarks/bench_dialects.py --profile hermes   # where one dialect's time goes
     python -m pytest benchmarks/bench_dialects.py --benchmark-enable
     python -m pytest benchmarks/bench_dialects.py --benchmark-enable --benchmark-group-by=param:size
 
@@ -122,6 +123,23 @@ def test_parse_reply(benchmark: Any, dialect: str, size: str) -> None:
     assert calls == 3
 
 
+def profile(dialect: str, size: int = 1_000_000, top: int = 25) -> int:
+    """Print the functions where parsing ``dialect``'s reply spends its time."""
+    import cProfile
+    import pstats
+
+    if dialect not in DIALECTS:
+        raise SystemExit(f"unknown dialect {dialect!r} (known: {', '.join(sorted(DIALECTS))})")
+    chunks = cut_chunks(build_reply(dialect, size))
+    profiler = cProfile.Profile()
+    profiler.enable()
+    calls = parse(dialect, chunks)
+    profiler.disable()
+    print(f"{dialect}: {len(chunks)} chunks, {calls} calls")
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(top)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print µs per chunk at 100 KB and 1 MB for every dialect, and the growth between them."""
     import argparse
@@ -131,7 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="µs per chunk of each dialect's reader")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (median kept)")
     parser.add_argument("--dialects", default=",".join(sorted(DIALECTS)), help="comma-separated")
+    parser.add_argument(
+        "--profile", metavar="NAME", help="profile one dialect's 1 MB reply (cProfile) instead"
+    )
     args = parser.parse_args(argv)
+    if args.profile:
+        return profile(args.profile)
     sizes = {"100KB": 100_000, "1MB": 1_000_000}
     print(f"{'dialect':>12} | " + " | ".join(f"{label:>12}" for label in sizes) + " | growth")
     for dialect in args.dialects.split(","):

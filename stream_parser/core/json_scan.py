@@ -65,6 +65,10 @@ __all__ = ["JsonMark", "JsonScanner", "MarkKind"]
 MarkKind = Literal["start", "key", "value_start", "member", "element", "end", "error"]
 
 _STRING_STOP: Final = re.compile(r'["\\]')
+# A string's characters up to its closing quote: plain runs and escape pairs (the
+# unrolled form, which never backtracks).  It stops at the quote, at the end, or at a
+# backslash that ends the chunk.  ``skip`` reads a chunk with a quote in one match.
+_STRING_RUN: Final = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
 _NESTED_STOP: Final = re.compile(r'["{}\[\]]')
 # Any whitespace ends a literal (not only JSON's four): a stray no-break space after a
 # number is then out of place rather than part of the number.
@@ -192,6 +196,61 @@ class JsonScanner:
         return sum(map(len, self._pieces))
 
     # --- feeding -----------------------------------------------------------------------
+
+    @property
+    def skips(self) -> bool:
+        """Whether :meth:`skip` may take a chunk: inside a string or a nested container."""
+        return self._state == _SCANNING and (self._in_string or self._depth > 1)
+
+    def skip(self, chunk: str) -> bool:
+        """Take ``chunk`` in one step if it cannot complete a mark; else do nothing.
+
+        Inside a string, a chunk without a closing quote (escaped quotes are plain
+        characters); inside a nested container, a chunk without quotes and brackets.
+        Such a chunk changes nothing but the position, the pending escape of a string
+        and a held slice, which this follows exactly as :meth:`feed` would; anything
+        else is left to :meth:`feed`.
+
+        Returns:
+            True when the chunk was taken; False when it was not (nothing changed).
+
+        Example:
+            >>> scanner = JsonScanner()
+            >>> marks = scanner.feed('{"a": "x')
+            >>> scanner.skips, scanner.skip("yz"), scanner.skip('"}')
+            (True, True, False)
+            >>> scanner.feed('"}')[0].text
+            '"xyz"'
+        """
+        if self._state != _SCANNING:
+            return False
+        n = len(chunk)
+        if self._in_string:
+            if '"' in chunk:
+                # One match over plain characters and escape pairs: it stops at a closing
+                # quote (not taken), or at a backslash that ends the chunk (its pair is
+                # the next chunk's first character), or at the end.
+                start = 1 if self._escaped else 0
+                k = _STRING_RUN.match(chunk, start).end()  # type: ignore[union-attr]
+                if k < n and chunk[k] == '"':
+                    return False
+                self._escaped = k < n
+            elif n and chunk[-1] == "\\":
+                # No quote: only the run of backslashes at the end matters.  The
+                # character before it is no backslash, so the run pairs up on its own,
+                # unless it is the whole chunk and a pending escape takes its first.
+                run = n - len(chunk.rstrip("\\"))
+                if run == n and self._escaped:
+                    run += 1
+                self._escaped = run % 2 == 1
+            else:
+                self._escaped = False
+        elif self._depth <= 1 or _NESTED_STOP.search(chunk) is not None:
+            return False
+        self._position += n
+        if self._slice_from >= 0 and self._slice_keep:
+            self._pieces.append(chunk)
+        return True
 
     def feed(self, chunk: str) -> list[JsonMark]:
         """Scan the next chunk; return the marks it completed, in order."""

@@ -19,6 +19,10 @@ block-scoped hooks; the plugin never sees the parser's buffer, nor the parser it
     ends_at()                  after ``on_start`` and each ``on_data``: the absolute
                                offset where the block ended, for a plugin that ends its
                                own blocks (no end tag: a JSON value's end), or None
+    fast_path()                optional: for content that changes nothing but the
+                               plugin's position (inside a JSON string, say), a pattern
+                               of the characters that matter and a function that takes
+                               a chunk without them in one step (or refuses it)
 
 A block ends in one of two ways.  Either the core finds the plugin's ``end_tag`` (and
 the plugin ``accepts_end``), or the plugin says where its block ended: ``ends_at()``
@@ -39,13 +43,28 @@ Losslessness is part of the contract: ``on_end`` and ``on_unclosed`` must return
 whose tiling spans cover ``block.span`` exactly (usually one block event with
 ``span=block.span``; the defaults return the raw text as a ``TextOutputEvent``).
 
+**The fast path.**  Most chunks of a long call fall inside a value where the plugin only
+passes them on (an argument delta) and looks for one or two characters (a closing quote,
+a ``<``).  ``fast_path()`` says so: it returns the pattern of those characters (or
+None), a function ``take(data, start, out)``, and whether the end tag is content where
+the plugin stands (inside a JSON string, say, where ``accepts_end`` would say False).
+The core then hands every chunk that holds no match of the pattern, nor (unless it is
+content) the end tag or its start cut by the chunk's end, to ``take`` directly, without
+``on_data``, ``ends_at`` or the end-tag search.  ``take`` either refuses the chunk
+(returns False having changed nothing: the chunk then goes the usual way) or does exactly
+what ``on_data`` would do with it (appending the events to ``out`` instead of returning
+them, never an error) and returns True.  Either way what ``fast_path`` returned must still
+be right for the next chunk: the core keeps using it, and asks again only after a piece
+of content that went the usual way.
+
 Register plugins with ``StreamToolParser(..., plugins=[...])`` or ``parser.use(plugin)``.
 :class:`FencedCodePlugin` is a complete example.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -64,7 +83,46 @@ if TYPE_CHECKING:
     from .toolset import ToolModels
     from .xml_tools import XMLArgumentConverter
 
-__all__ = ["FencedCodePlugin", "ParsePlugin", "PluginBlock", "PluginContext"]
+__all__ = [
+    "FastData",
+    "FencedCodePlugin",
+    "ParsePlugin",
+    "PluginBlock",
+    "PluginContext",
+    "tag_stop",
+]
+
+FastData = tuple["re.Pattern[str] | None", Callable[[str, int, list[ParseEvent]], bool], bool]
+"""A plugin's fast path (``ParsePlugin.fast_path``): the pattern of the characters that
+need ``on_data`` (None: the function decides alone); ``take(data, start, out)``, which
+takes a chunk of content at absolute offset ``start`` that holds none of them, or
+refuses it (False); and whether the end tag is content where the plugin stands (then
+the core does not look for it in such chunks)."""
+
+
+def tag_stop(tags: Iterable[str]) -> re.Pattern[str]:
+    """A pattern that finds each of ``tags`` in a chunk, or the start of one cut by its end.
+
+    For a fast path (``ParsePlugin.fast_path``): a chunk without a match neither holds a
+    tag nor ends with a part of one, so no tag can begin in it, whatever comes next.
+    Unlike a check of the first characters (``</``), it lets ``</td>`` through when the
+    tags are ``</parameter>`` and ``</function>``.
+
+    Example:
+        >>> stop = tag_stop(["</parameter>"])
+        >>> [bool(stop.search(chunk)) for chunk in ("a</td>b", "a</param", "</parameter>x")]
+        [False, True, True]
+    """
+    alternatives: list[str] = []
+    for tag in sorted(set(tags)):
+        alternatives.append(re.escape(tag))
+        if len(tag) > 1:
+            # Its proper prefixes at the end of the chunk: t(?:a(?:g)?)?\Z for "tags".
+            inner = ""
+            for char in reversed(tag[1:-1]):
+                inner = f"(?:{re.escape(char)}{inner})?"
+            alternatives.append(f"{re.escape(tag[0])}{inner}\\Z")
+    return re.compile("|".join(alternatives))
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +253,14 @@ class ParsePlugin:
         "", and the characters after it are read as ordinary input.  The answer must
         depend only on the characters seen, never on how they were chunked (a JSON
         number, say, ends only when a character that is not part of it arrives).
+        """
+        return None
+
+    def fast_path(self) -> FastData | None:
+        """The fast path for the content that may come next, or None (the default).
+
+        Called after ``on_start`` and after each piece of content handed to ``on_data``.
+        See the module's "fast path" for the contract.
         """
         return None
 

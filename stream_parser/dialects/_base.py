@@ -47,7 +47,7 @@ from ..schema.validation import ToolBuildResult, validate_arguments
 
 if TYPE_CHECKING:
     from ..core.config import ParserConfig
-    from ..core.plugins import ParsePlugin, PluginBlock
+    from ..core.plugins import FastData, ParsePlugin, PluginBlock
     from ..core.xml_tools import XMLArgumentConverter
 
 __all__ = [
@@ -258,6 +258,13 @@ class BlockReader:
     def accepts_end(self) -> bool:
         """Whether the end tag that follows the content fed so far closes the block."""
         return True
+
+    def fast_path(self) -> FastData | None:
+        """The plugin's fast path for what may be fed next (``ParsePlugin.fast_path``).
+
+        None (the default) feeds every piece through :meth:`feed`.
+        """
+        return None
 
     def finish(self, block: PluginBlock) -> list[ParseEvent]:
         """The closed block's outcome: a call, or an error and the raw text."""

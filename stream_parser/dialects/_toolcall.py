@@ -33,7 +33,7 @@ from typing import ClassVar, Final
 from ..core.config import DEFAULT_THINKING_TAGS
 from ..core.dialect_registry import QWEN3_FRAMING, Framing, ThinkingFormat
 from ..core.events import ErrorType, ParseErrorEvent, ParseEvent, Span, shorten_context
-from ..core.plugins import ParsePlugin, PluginBlock, PluginContext
+from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext
 from ..errors import ConfigError
 from ._base import BlockReader, CallContext, Dialect, failure
 
@@ -242,6 +242,11 @@ class ToolCallPlugin(ParsePlugin):
             return True
         return self._reader.accepts_end()
 
+    def fast_path(self) -> FastData | None:
+        """The reader's fast path, once the block's format is known."""
+        reader = self._reader
+        return None if reader is None else reader.fast_path()
+
     def on_end(self, block: PluginBlock) -> list[ParseEvent]:
         """The call, or an error event and the block's raw text."""
         reader = self._reader
@@ -335,6 +340,11 @@ class ReaderPlugin(ParsePlugin):
     def accepts_end(self) -> bool:
         """Ask the reader (a closing marker inside a value is content)."""
         return self._reader is None or self._reader.accepts_end()
+
+    def fast_path(self) -> FastData | None:
+        """The reader's fast path."""
+        reader = self._reader
+        return None if reader is None else reader.fast_path()
 
     def on_end(self, block: PluginBlock) -> list[ParseEvent]:
         """The call, or an error event and the block's raw text."""

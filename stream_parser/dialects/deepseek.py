@@ -105,8 +105,9 @@ from ..core.events import (
     _fast_param_delta,
 )
 from ..core.json_scan import JsonScanner
-from ..core.plugins import ParsePlugin, PluginBlock, PluginContext
+from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext, tag_stop
 from ..core.reasoning import ThinkingFormat
+from ..core.scan import longest_prefix_suffix
 from ..errors import ConfigError
 from ._base import CallContext, Dialect, call_event, failure, side_error, validate_arguments
 from ._toolcall import call_too_large
@@ -152,15 +153,18 @@ _NAME_END: Final = re.compile(r"[\n`{\[]")
 _DECODER: Final = json.JSONDecoder(strict=False)  # lenient: models write raw control chars
 
 
+_CLOSE_STOP: Final = tag_stop((_CLOSE,))
+"""Where a DSML closing tag may begin in a value (or be cut by the end of a chunk)."""
+
+
 def _partial(buf: str, pos: int, markers: Sequence[str]) -> int:
     """Length of the longest end of ``buf[pos:]`` that begins one of ``markers``."""
-    n = len(buf)
-    longest = max(len(m) for m in markers)
-    for k in range(min(longest - 1, n - pos), 0, -1):
-        tail = buf[n - k :]
-        if any(m.startswith(tail) for m in markers):
-            return k
-    return 0
+    longest = 0
+    for marker in markers:
+        k = longest_prefix_suffix(buf, pos, marker)
+        if k > longest:
+            longest = k
+    return longest
 
 
 @dataclass(slots=True)
@@ -211,6 +215,10 @@ class _SectionReader:
     def accepts_end(self) -> bool:
         """Whether the section's end tag, after what was fed, closes the section."""
         raise NotImplementedError
+
+    def fast_path(self) -> FastData | None:
+        """The fast path for the next piece (``ParsePlugin.fast_path``), or None."""
+        return None
 
     def _open_call(self, at: int) -> _Call:
         context = self.context
@@ -359,6 +367,7 @@ class ToolCallsReader(_SectionReader):
         self._scan_base = 0  # absolute offset of the first character fed to the scanner
         self._fence = False  # the arguments opened with a ``` fence line
         self._head_span: Span = (0, 0)  # where "function" was, for a tool of that name
+        self._deltas = context.config.emit_deltas
 
     def _step(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         state = self._state
@@ -505,6 +514,31 @@ class ToolCallsReader(_SectionReader):
                     call.name or "", piece, call.call.call_index, None, (base + start, base + end)
                 )
             )
+
+    def fast_path(self) -> FastData | None:
+        """Inside the JSON arguments (a string, a nested value), nothing is held."""
+        if self._state != _ARGS or self._hold or self.current is None:
+            return None
+        scanner = self._scanner
+        # Inside a string the section's end tag is content (see accepts_end).
+        return (None, self._plain, scanner.in_string) if scanner.skips else None
+
+    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_args` for a chunk the scanner skips: the chunk is arguments.
+
+        The call's end marker cannot be in it: the plugin's end tag, which the core
+        looks for, begins the same way.
+        """
+        if not self._scanner.skip(data):
+            return False
+        call = self.current
+        assert call is not None  # fast_path offers this only inside a call
+        call.args.append(data)
+        if call.announced and self._deltas:
+            span = (start, start + len(data))
+            index = call.call.call_index
+            out.append(_fast_arguments_delta(call.name or "", data, index, None, span))
+        return True
 
     def _post(self, buf: str, pos: int, base: int) -> tuple[int, bool]:
         """After the arguments: the closing fence, then ``<｜tool▁call▁end｜>``."""
@@ -725,6 +759,17 @@ class DsmlReader(_SectionReader):
                     return c, True
             search = j  # not followed by markup: the close is content
 
+    def fast_path(self) -> FastData | None:
+        """Inside a value, only where a DSML closing tag may begin matters."""
+        if self._state != _D_VALUE or self._hold:
+            return None
+        return _CLOSE_STOP, self._plain, True  # the section's end tag is content here
+
+    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_in_value` for a chunk without the start of a closing tag."""
+        self._take(data, 0, len(data), start, out)
+        return True
+
     def _take(self, buf: str, start: int, end: int, base: int, out: list[ParseEvent]) -> None:
         call = self.current
         if start >= end or call is None or not self._param_known:
@@ -824,6 +869,11 @@ class _SectionPlugin(ParsePlugin):
         """Ask the reader (the end tag inside a string or a value is content)."""
         reader = self._reader
         return reader is None or reader.accepts_end()
+
+    def fast_path(self) -> FastData | None:
+        """The reader's fast path."""
+        reader = self._reader
+        return None if reader is None else reader.fast_path()
 
     def on_end(self, block: PluginBlock) -> list[ParseEvent]:
         """The section's calls, each a call or an error and its raw text."""

@@ -72,8 +72,9 @@ from ..core.events import (
     Span,
     ToolArgumentsDeltaEvent,
     ToolCallStartEvent,
+    _fast_arguments_delta,
 )
-from ..core.plugins import ParsePlugin, PluginBlock
+from ..core.plugins import FastData, ParsePlugin, PluginBlock
 from ..schema.coerce import coerce_value
 from ._base import BlockReader, CallContext, Dialect, call_event, failure, validate_arguments
 from ._toolcall import ReaderPlugin
@@ -347,6 +348,7 @@ class Gemma4Reader(BlockReader):
         self._head_start = -1
         self._phase = 0  # 0 head, 1 arguments, 2 not followed
         self._name = ""
+        self._deltas = call.emit_deltas
 
     def feed(self, data: str, start: int, out: list[ParseEvent]) -> None:
         """Count string tokens; announce the call at its ``{``; stream the arguments."""
@@ -373,6 +375,40 @@ class Gemma4Reader(BlockReader):
         self._phase = 1
         self._announce((self._head_start, start + brace), out)
         self._delta(data[brace:], start + brace, out)
+
+    def fast_path(self) -> FastData | None:
+        """In the arguments, every chunk is a delta; only string tokens are counted.
+
+        Inside a string, ``<tool_call|>`` is content (:meth:`accepts_end`) as long as
+        the string goes on: a chunk that ends it is left to the slow path.
+        """
+        if self._phase != 1:
+            return None
+        if self._in_string:
+            return None, self._plain_in_string, True
+        return None, self._plain, False
+
+    def _plain_in_string(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_plain` inside a string, for a chunk that does not end it."""
+        text = self._tail + data
+        if STRING_DELIMITER in text:
+            return False
+        self._tail = text[-(len(STRING_DELIMITER) - 1) :]
+        if self.announced and self._deltas:
+            span = (start, start + len(data))
+            out.append(_fast_arguments_delta(self._name, data, self.call.call_index, None, span))
+        return True
+
+    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`feed` in the arguments."""
+        text = self._tail + data
+        if text.count(STRING_DELIMITER) % 2:
+            self._in_string = not self._in_string
+        self._tail = text[-(len(STRING_DELIMITER) - 1) :]
+        if self.announced and self._deltas:
+            span = (start, start + len(data))
+            out.append(_fast_arguments_delta(self._name, data, self.call.call_index, None, span))
+        return True
 
     def _announce(self, span: Span, out: list[ParseEvent]) -> None:
         head = "".join(self._head).strip(_WS)

@@ -68,7 +68,7 @@ from pydantic import BaseModel
 
 from ..core.dialect_registry import Framing, ThinkingFormat
 from ..core.events import ErrorType, ParseEvent, ToolCallStartEvent, _fast_param_delta
-from ..core.plugins import PluginBlock
+from ..core.plugins import FastData, PluginBlock, tag_stop
 from ..schema.coerce import coerce_value
 from ._base import (
     CallContext,
@@ -87,6 +87,9 @@ _KEY_OPEN: Final = "<arg_key>"
 _KEY_CLOSE: Final = "</arg_key>"
 _VALUE_OPEN: Final = "<arg_value>"
 _VALUE_CLOSE: Final = "</arg_value>"
+_VALUE_STOP: Final = tag_stop((_VALUE_CLOSE,))
+"""Where ``</arg_value>`` is in a value, or begins and is cut by the end of a chunk."""
+_VALUE_CLOSE_RE: Final = re.compile(re.escape(_VALUE_CLOSE))
 _NAME_MAX: Final = 256
 """The longest tool or argument name read; a longer one makes the call malformed."""
 _WS: Final = " \t\r\n"
@@ -325,6 +328,38 @@ class GlmReader(HeldStateReader):
                         (base + start, base + end),
                     )
                 )
+
+    def fast_path(self) -> FastData | None:
+        """Inside a value, only ``</arg_value>`` matters (whole, or cut and held)."""
+        if self._state != _VALUE or self._pending_end:
+            return None
+        if self._hold and _cut_close(self._hold, 0) != len(self._hold):
+            return None
+        return _VALUE_CLOSE_RE, self._plain, True  # </tool_call> in a value is content
+
+    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`feed` for a value's chunk without ``</arg_value>``.
+
+        As on the slow path, the start of a ``</arg_value>`` cut by the end of the
+        chunk is held; the chunk is left to the slow path when it completes one.
+        """
+        hold = self._hold
+        if hold:
+            buf = hold + data
+            if _VALUE_CLOSE in buf:
+                return False
+            base = self._hold_start
+        elif "<" in data:
+            buf, base = data, start
+        else:  # the common case: nothing held, nothing to hold
+            self._take(data, 0, len(data), start, out)
+            return True
+        cut = _VALUE_STOP.search(buf)
+        end = len(buf) if cut is None else cut.start()
+        self._take(buf, 0, end, base, out)
+        self._hold = buf[end:]
+        self._hold_start = base + end
+        return True
 
     def _end_value(self) -> None:
         """The open value is complete: keep it (a key given twice: the last wins).

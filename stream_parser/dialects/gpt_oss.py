@@ -84,11 +84,11 @@ from ..core.events import (
     ParseEvent,
     Span,
     TextOutputEvent,
-    ToolArgumentsDeltaEvent,
     ToolCallStartEvent,
+    _fast_arguments_delta,
 )
 from ..core.json_scan import JsonMark, JsonScanner
-from ..core.plugins import ParsePlugin, PluginBlock, PluginContext
+from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext
 from ..errors import ConfigError
 from ..schema.classify import CONTAINER_KINDS, STRUCTURED_KINDS, Kind, classify
 from ..schema.coerce import coerce_value
@@ -351,6 +351,45 @@ class HarmonyPlugin(ParsePlugin):
                 self._catch_up("")
         self._delta(data[first : i if json_end < 0 else json_end], base + first, out)
 
+    def fast_path(self) -> FastData | None:
+        """In the body, only a ``<`` outside a JSON string can end it.
+
+        Inside a string (the scanner caught up first), the scanner takes a chunk that
+        does not close it, and ``<|call|>`` is content there (:meth:`accepts_end`).
+        """
+        if self._kind != _BODY or self._marker or self._end is not None:
+            return None
+        if self._catch_up("").in_string:
+            return None, self._plain_string, True
+        return None, self._plain, False
+
+    def _plain_string(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_read_body` for a chunk inside a JSON string that does not close it."""
+        scanner = self._scanner
+        if scanner is None or not scanner.skip(data):
+            return False
+        self._delta(data, start, out)
+        return True
+
+    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_read_body` for a chunk that cannot end the body.
+
+        A chunk without a ``<`` waits for the scanner, as on the slow path; one with a
+        ``<`` is body only when all of it lies inside a JSON string, which the scanner,
+        caught up first, takes in one step.
+        """
+        if "<" in data:
+            scanner = self._catch_up("")
+            if not (scanner.in_string and scanner.skip(data)):
+                return False
+        else:
+            self._pending.append(data)
+            self._pending_size += len(data)
+            if self._pending_size > _BATCH:
+                self._catch_up("")
+        self._delta(data, start, out)
+        return True
+
     def _catch_up(self, piece: str) -> JsonScanner:
         """Feed the scanner what it has not read yet, then ``piece``; return it."""
         scanner = self._scanner
@@ -384,14 +423,8 @@ class HarmonyPlugin(ParsePlugin):
         call = self._call
         if not text or not self._announced or call is None or not call.emit_deltas:
             return
-        out.append(
-            ToolArgumentsDeltaEvent(
-                tool_name=self._name,
-                delta=text,
-                call_index=call.call_index,
-                span=(start, start + len(text)),
-            )
-        )
+        span = (start, start + len(text))
+        out.append(_fast_arguments_delta(self._name, text, call.call_index, None, span))
 
     # --- the outcome ---------------------------------------------------------------------
 

@@ -69,7 +69,7 @@ from ._base import (
 from ._toolcall import ToolCallTagDialect, register_reader
 
 if TYPE_CHECKING:
-    from ..core.plugins import PluginBlock
+    from ..core.plugins import FastData, PluginBlock
 
 __all__ = ["ARGUMENT_KEYS", "HermesDialect", "HermesReader"]
 
@@ -85,7 +85,6 @@ class HermesReader(BlockReader):
         # Only the structure is needed: the arguments are streamed from the fed pieces,
         # the name is held here.
         self._scanner = JsonScanner(keep_text=False)
-        self._fed = 0  # characters of content fed so far
         self._following = True  # False once the content is not an object, or after it
         self._role = ""  # "name" / "arguments" for the current member's value, else ""
         self._seen: set[str] = set()  # "name" / "arguments" keys met at depth 1
@@ -98,6 +97,10 @@ class HermesReader(BlockReader):
         self._held: list[str] = []  # argument pieces that came before the name
         self._held_start = 0
         self._held_end = 0
+        # What the fast path of the arguments reads (see ``fast_path``).
+        self._deltas = call.emit_deltas
+        self._index = -1
+        self._label = ""
 
     # --- what has been read ------------------------------------------------------------
 
@@ -132,8 +135,7 @@ class HermesReader(BlockReader):
         """Follow the JSON structure of ``data``; stream the arguments once the name is known."""
         if not self._following:
             return
-        base = self._fed  # offset of ``data`` in the block's content
-        self._fed = base + len(data)
+        base = self._scanner.position  # offset of ``data`` in the block's content
         capture_from = 0  # where the arguments piece of this data begins (if streaming)
         for mark in self._scanner.feed(data):
             kind = mark.kind
@@ -172,6 +174,41 @@ class HermesReader(BlockReader):
         if self._name_from >= 0:
             self._name_pieces.append(data[self._name_from :])
             self._name_from = 0
+
+    def fast_path(self) -> FastData | None:
+        """Inside a string or a nested value, the scanner takes a chunk in one step.
+
+        Inside a string, ``</tool_call>`` is content (:meth:`accepts_end`).
+        """
+        if not self._following:
+            return None, _ignore, False  # nothing more is followed: only the end tag matters
+        scanner = self._scanner
+        if not scanner.skips:
+            return None
+        if self._capture == 1 and self.announced and self._name_from < 0 and self._deltas:
+            self._label = self._name or ""
+            self._index = self.call.call_index  # llama numbers a call once it is one
+            return None, self._plain_arguments, scanner.in_string
+        return None, self._plain, scanner.in_string
+
+    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`feed` for a chunk that completes no mark, or False."""
+        if not self._scanner.skip(data):
+            return False
+        if self._capture == 1:
+            self._arguments(data, 0, len(data), start, out)
+        if self._name_from >= 0:
+            self._name_pieces.append(data)
+        return True
+
+    def _plain_arguments(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_plain` inside the arguments of an announced call: one delta."""
+        if not self._scanner.skip(data):
+            return False
+        out.append(
+            _fast_arguments_delta(self._label, data, self._index, None, (start, start + len(data)))
+        )
+        return True
 
     def _key(self, key: str) -> None:
         """A key of the call object closed: which value follows it."""
@@ -274,6 +311,11 @@ class HermesReader(BlockReader):
             block,
             call_index=self.error_index,
         )
+
+
+def _ignore(data: str, start: int, out: list[ParseEvent]) -> bool:
+    """The fast path of a reader that no longer follows its content: takes any chunk."""
+    return True
 
 
 _EXPECTED: Final = '{"name": "<tool>", "arguments": {...}}'

@@ -81,10 +81,11 @@ from ..core.events import (
     ToolArgumentsDeltaEvent,
     ToolCallEvent,
     ToolCallStartEvent,
+    _fast_arguments_delta,
     _fast_param_delta,
 )
 from ..core.json_scan import JsonScanner
-from ..core.plugins import ParsePlugin, PluginBlock
+from ..core.plugins import FastData, ParsePlugin, PluginBlock
 from ..core.scan import longest_prefix_suffix
 from ..errors import ConfigError
 from ..schema.coerce import coerce_value
@@ -256,6 +257,7 @@ class KimiK2Reader(BlockReader):
         self._scanner = JsonScanner(keep_text=False)
         self._fed = 0  # characters fed to the scanner
         self._streaming = False  # inside the JSON value
+        self._deltas = call.emit_deltas
 
     def feed(self, data: str, start: int, out: list[ParseEvent]) -> None:
         """Read the header until the argument marker, then follow the JSON."""
@@ -320,6 +322,25 @@ class KimiK2Reader(BlockReader):
                     span=(start + begin, start + end),
                 )
             )
+
+    def fast_path(self) -> FastData | None:
+        """Inside the JSON value (a string, a nested value), a chunk is skipped whole."""
+        if not (self._streaming and self._scanner.skips):
+            return None
+        return None, self._plain, self._scanner.in_string  # a string holds the end tag
+
+    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_follow` for a chunk the scanner skips: all of it is arguments."""
+        if not self._scanner.skip(data):
+            return False
+        n = len(data)
+        self._fed += n
+        if self.announced and self._deltas:
+            span = (start, start + n)
+            out.append(
+                _fast_arguments_delta(self._name, data, self.call.call_index, self._call_id, span)
+            )
+        return True
 
     def accepts_end(self) -> bool:
         """``<|tool_call_end|>`` inside a JSON string is content."""

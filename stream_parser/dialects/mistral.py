@@ -76,12 +76,12 @@ from ..core.events import (
     ParseErrorEvent,
     ParseEvent,
     Span,
-    ToolArgumentsDeltaEvent,
     ToolCallEvent,
     ToolCallStartEvent,
+    _fast_arguments_delta,
 )
 from ..core.json_scan import JsonScanner
-from ..core.plugins import ParsePlugin, PluginBlock, PluginContext
+from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext
 from ..errors import ConfigError
 from ._base import CallContext, Dialect, call_event, failure, validate_arguments
 from ._toolcall import call_too_large, call_unclosed
@@ -333,18 +333,28 @@ class MistralPlugin(ParsePlugin):
         self._delta(data, i, k, base, out)
         return k
 
+    def fast_path(self) -> FastData | None:
+        """Inside a v11 call's arguments (a string, a nested value): the scanner skips."""
+        if self._phase != _ARGS or not self._scanner.skips:
+            return None
+        return None, self._plain, False  # no end tag
+
+    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_args` for a chunk that cannot end the arguments."""
+        if not self._scanner.skip(data):
+            return False
+        call = self._call
+        if self._announced and call is not None and call.emit_deltas:
+            span = (start, start + len(data))
+            out.append(_fast_arguments_delta(self._name, data, call.call_index, self._id, span))
+        return True
+
     def _delta(self, data: str, begin: int, end: int, base: int, out: list[ParseEvent]) -> None:
         call = self._call
         if begin < end and self._announced and call is not None and call.emit_deltas:
-            out.append(
-                ToolArgumentsDeltaEvent(
-                    tool_name=self._name,
-                    delta=data[begin:end],
-                    call_index=call.call_index,
-                    call_id=self._id,
-                    span=(base + begin, base + end),
-                )
-            )
+            span = (base + begin, base + end)
+            delta = data[begin:end]
+            out.append(_fast_arguments_delta(self._name, delta, call.call_index, self._id, span))
 
     def _break(self, at: int, why: str) -> int:
         """The layout broke at offset ``at``: the block ends there, malformed."""

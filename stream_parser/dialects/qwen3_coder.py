@@ -89,7 +89,7 @@ from ..core.events import (
     ToolCallStartEvent,
     _fast_param_delta,
 )
-from ..core.plugins import ParsePlugin, PluginBlock, PluginContext
+from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext, tag_stop
 from ..errors import ConfigError
 from ._base import (
     CallContext,
@@ -122,6 +122,12 @@ _WS_RUN: Final = re.compile(r"[ \t\r\n]*")
 _INDENT: Final = re.compile(r"[ \t]*")
 _VALUE_MARK: Final = re.compile(r"</parameter>|</function>|\n(?=[ \t]*(?:<|\Z))")
 """What can end a value: a close tag, or a line (which may hold a ``<parameter=`` tag)."""
+_VALUE_STOP: Final = re.compile(r"</parameter>|</function>|\n[ \t]*<")
+"""What a value's text must not hold for the fast path: a closing tag, or a line that
+opens with a tag (a cut one is held, as on the slow path)."""
+_HELD_LINE: Final = re.compile(r"\n[ \t]*")
+_CUT_CLOSE: Final = tag_stop((_PARAM_CLOSE, _FUNCTION_CLOSE))
+"""In a chunk without closing tags: the start of one cut by its end."""
 
 _FUNCTION, _BODY, _VALUE, _AFTER, _MALFORMED = range(5)
 _Handler = Callable[[str, int, int, list[ParseEvent]], tuple[int, bool]]
@@ -180,6 +186,7 @@ class Qwen3CoderReader(HeldStateReader):
         super().__init__(call)
         self._state = _FUNCTION
         self._ws_cap = call.config.buffer_keep_size
+        self._deltas = call.emit_deltas
         self._tool = ""
         self._registered = False
         self._known: frozenset[str] = frozenset()
@@ -450,6 +457,73 @@ class Qwen3CoderReader(HeldStateReader):
                     )
                 )
 
+    def fast_path(self) -> FastData | None:
+        """Inside a value, only closing tags and lines that open with a tag matter.
+
+        What the value's reader holds must be what the fast path holds too: a line
+        break and its indentation (the next line may open with a tag), or a closing
+        tag cut by the end of the last chunk.
+        """
+        if self._state != _VALUE or self._fresh or self._pending_end:
+            return None
+        hold = self._hold
+        if hold and not _HELD_LINE.fullmatch(hold) and _cut_close(hold, 0) != len(hold):
+            return None
+        return _VALUE_STOP, self._plain, True  # </tool_call> in a value is content
+
+    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`feed` for a value's chunk that holds no closing tag and no tag line."""
+        if (
+            self._hold
+            or ("\n" in data and not data[data.rfind("\n") + 1 :].strip(" \t"))
+            or ("<" in data and _CUT_CLOSE.search(data))
+        ):
+            return self._plain_held(data, start, out)  # something to hold
+        # The common case, inline: nothing held, nothing to hold.
+        if self._param_known:
+            self._value.append(data)
+            if self._deltas:
+                span = (start, start + len(data))
+                call_index = self.call.call_index
+                out.append(_fast_param_delta(self._tool, self._param, data, call_index, span))
+        return True
+
+    def _plain_held(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_plain` with something held before the chunk, or to hold after it.
+
+        As on the slow path, a line break and indentation at the end wait for the next
+        line, and so does the start of a closing tag; a held part that the chunk turns
+        into a tag or a tag line is left to the slow path.
+        """
+        hold = self._hold
+        if hold:
+            buf = hold + data
+            if _VALUE_STOP.search(buf) is not None:
+                return False
+            base = self._hold_start
+        else:
+            buf, base = data, start
+        n = len(buf)
+        cut = n
+        line = buf.rfind("\n")
+        if line >= 0 and not buf[line + 1 :].strip(" \t"):
+            if n - line - 1 <= self._ws_cap:  # deeper indentation makes no tag line
+                cut = line
+        else:
+            cut_close = _CUT_CLOSE.search(buf)
+            if cut_close is not None:
+                cut = cut_close.start()
+        if cut and self._param_known:  # _take, inline
+            piece = buf[:cut]
+            self._value.append(piece)
+            if self._deltas:
+                span = (base, base + cut)
+                call_index = self.call.call_index
+                out.append(_fast_param_delta(self._tool, self._param, piece, call_index, span))
+        self._hold = buf[cut:]
+        self._hold_start = base + cut
+        return True
+
     def accepts_end(self) -> bool:
         """``</tool_call>`` ends the block, except inside a value.
 
@@ -667,6 +741,11 @@ class BareFunctionPlugin(ParsePlugin):
     def accepts_end(self) -> bool:
         """Whether ``</function>`` ends the call (:meth:`Qwen3CoderReader.function_ends`)."""
         return self._reader is None or self._reader.function_ends()
+
+    def fast_path(self) -> FastData | None:
+        """The reader's fast path; ``</function>`` may end a value (see ``accepts_end``)."""
+        fast = None if self._reader is None else self._reader.fast_path()
+        return None if fast is None else (fast[0], fast[1], False)
 
     def on_end(self, block: PluginBlock) -> list[ParseEvent]:
         """The call, or an error event and the block's raw text."""

@@ -328,3 +328,54 @@ def test_only_the_current_member_is_held() -> None:
         largest_held = max(largest_held, scanner.retained)
     assert scanner.done
     assert largest_held <= 60
+
+
+# --- skipped chunks --------------------------------------------------------------------------
+
+
+def scan_plain(chunks: list[str], *, keep_text: bool = True) -> tuple[list[JsonMark], int]:
+    """Like :func:`scan`, but each chunk that ``skip`` takes is not fed."""
+    scanner = JsonScanner(keep_text=keep_text)
+    marks: list[JsonMark] = []
+    plain = 0
+    for chunk in chunks:
+        if scanner.skip(chunk):
+            plain += 1
+        else:
+            marks.extend(scanner.feed(chunk))
+    marks.extend(scanner.close())
+    return marks, plain
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(_VALUES, max_size=5) | st.dictionaries(st.text(max_size=6), _VALUES, max_size=5),
+    st.booleans(),
+    st.randoms(use_true_random=False),
+)
+def test_skipped_chunks_scan_as_fed(
+    value: list[Any] | dict[str, Any], keep_text: bool, rnd: random.Random
+) -> None:
+    text = json.dumps(value, ensure_ascii=False)
+    cuts = sorted(rnd.sample(range(1, len(text)), min(len(text) - 1, rnd.randint(0, 20))))
+    chunks = splits(text, cuts)
+    marks, _ = scan_plain(chunks, keep_text=keep_text)
+    assert marks == scan([text], keep_text=keep_text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        r'{"a": "x\\\"y\\ and some more", "b": [{"c": "\\ plain"}, "] plain"], "d": "text"}',
+        r'["\\\\\\ abc", {"k": "v\"}\" long enough"}, "end\\ of it"]',
+    ],
+)
+def test_skipped_chunks_around_backslashes(text: str) -> None:
+    json.loads(text)  # a valid document
+    reference = scan_all_ways(text)
+    for size in range(1, 6):
+        chunks = [text[i : i + size] for i in range(0, len(text), size)]
+        marks, plain = scan_plain(chunks)
+        assert marks == reference
+        assert plain > 0  # some chunks were skipped
+    assert scan_plain(list(text))[0] == reference

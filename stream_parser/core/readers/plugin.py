@@ -17,19 +17,54 @@ buffer in the TEXT state: nothing is read twice.  A plugin without an end tag en
 blocks only that way; the reader then hands it every character as it arrives (there is
 no end tag whose prefix must be held).  A too-large block without an end tag ends where
 it was cut: what follows is read as ordinary input.
+
+**The fast path.**  A plugin that offers one (``ParsePlugin.fast_path``) names the
+characters its current situation must see; unless the end tag is content there, the
+reader adds it (whole, or cut by the end of the chunk:
+:func:`~stream_parser.core.plugins.tag_stop`) and offers the parser's ``feed`` a
+pattern of both (compiled once per pair and kept).  A chunk that holds neither, within
+the block's size limit, is offered to the plugin's function whole; when the function
+takes it, it is content: kept, without the end-tag search, the hold of a partial tag or
+``ends_at``.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 from ...errors import InternalError
 from ..events import ParseEvent, TextOutputEvent
-from ..plugins import ParsePlugin, PluginBlock
+from ..plugins import ParsePlugin, PluginBlock, tag_stop
 from ..scan import TagSpec, longest_prefix_suffix
 from ..state import Trigger
-from .base import BoundedBlock, BoundedReader
-from .pieces import Pieces
+from .base import BoundedBlock, BoundedReader, Cursor, FastPath
+from .pieces import FOLD, Pieces
 
 __all__ = ["OpenPluginBlock", "PluginReader"]
+
+_STOPS: dict[tuple[re.Pattern[str] | None, str], re.Pattern[str] | None] = {}
+"""(a plugin's pattern, its end tag) -> the fast path's pattern; a handful per process."""
+_STOPS_MAX = 256  # a plugin that compiles new patterns as it goes cannot grow it further
+
+
+def _stop(pattern: re.Pattern[str] | None, end_tag: str) -> re.Pattern[str] | None:
+    """The pattern of a plugin's characters and of where its end tag may begin."""
+    key = (pattern, end_tag)
+    if key in _STOPS:
+        return _STOPS[key]
+    parts: list[str] = []
+    flags = 0
+    if pattern is not None:
+        parts.append(f"(?:{pattern.pattern})")
+        flags = pattern.flags
+    if end_tag:
+        parts.append(tag_stop((end_tag,)).pattern)
+    compiled = re.compile("|".join(parts), flags) if parts else None
+    if len(_STOPS) >= _STOPS_MAX:
+        _STOPS.clear()
+    _STOPS[key] = compiled
+    return compiled
 
 
 def _trailer(buf: str, end: int, trailing: tuple[str, ...], final: bool) -> str | None:
@@ -43,6 +78,11 @@ def _trailer(buf: str, end: int, trailing: tuple[str, ...], final: bool) -> str 
         elif not final and end + len(rest) == len(buf) and frame.startswith(rest):
             return None  # cut by the end of the buffer: a longer one may still come
     return best
+
+
+def _refuse(data: str, start: int, out: list[ParseEvent]) -> bool:
+    """The fast path's function before a plugin offered one."""
+    return False
 
 
 class OpenPluginBlock(BoundedBlock):
@@ -72,7 +112,47 @@ class OpenPluginBlock(BoundedBlock):
 class PluginReader(BoundedReader[OpenPluginBlock]):
     """Reads the blocks of registered plugins."""
 
-    __slots__ = ()
+    __slots__ = ("_limit", "_pieces", "_take")
+
+    def __init__(self, cur: Cursor) -> None:
+        super().__init__(cur)
+        # What the fast path reads of the open block, set when it is chosen (the block
+        # does not change while the fast path stays chosen).
+        self._take: Callable[[str, int, list[ParseEvent]], bool] = _refuse
+        self._limit = 0
+        self._pieces = Pieces()
+
+    def fast_path(self) -> FastPath:
+        """The plugin's fast path, with the start of the end tag added to its pattern."""
+        block = self.block
+        if block is None or block.passthrough:
+            return None, None
+        fast = block.plugin.fast_path()
+        if fast is None:
+            return None, None
+        pattern, self._take, tag_is_content = fast
+        self._limit = block.limit
+        self._pieces = block.pieces
+        return (pattern if tag_is_content else _stop(pattern, block.end_tag)), self.plain
+
+    def plain(self, chunk: str, out: list[ParseEvent]) -> bool:
+        """Take a whole chunk as content (the fast path), if the plugin takes it.
+
+        False past the size limit (the slow path cuts the block there) or when the
+        plugin refuses the chunk.
+        """
+        cur = self.cur
+        start = cur.offset
+        end = start + len(chunk)
+        if end > self._limit or not self._take(chunk, start, out):
+            return False
+        cur.offset = end
+        cur.prev_char = chunk[-1]
+        pieces = self._pieces
+        pieces.append(chunk)
+        if len(pieces) >= FOLD:
+            pieces.fold()
+        return True
 
     def open(self, spec: TagSpec, i: int, out: list[ParseEvent]) -> int:
         """The start tag ``spec`` is at ``i``: open its plugin's block."""

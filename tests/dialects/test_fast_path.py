@@ -1,0 +1,212 @@
+"""Every dialect's fast path reads a reply exactly as its ``on_data`` does.
+
+The plugin fast path (``ParsePlugin.fast_path``) takes whole chunks of a call's
+arguments without the end-tag search; these tests read the same replies with it
+switched off (the core's plugin reader offers none) and compare the merged events, for
+values full of what each format must watch: quotes, backslashes, line breaks and
+indentation, closing tags and the formats' own end markers.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stream_parser import ParserConfig, StreamToolParser
+from stream_parser.core.readers.plugin import PluginReader
+from stream_parser.dialects import DIALECTS, get_dialect
+from stream_parser.testing.fixtures import ExecuteCommand, ReadFile, WriteToFile
+from tests.helpers import run
+
+TOOLS = {"read_file": ReadFile, "write_to_file": WriteToFile, "execute_command": ExecuteCommand}
+
+# Pieces of values: markup, the formats' markers, quotes, escapes, indentation.
+PIECES = [
+    "plain words ",
+    "a < b and c > d ",
+    "<tr><td>x</td></tr>\n",
+    "\n    indented()\n",
+    "\n\n  \t",
+    'say "hi" ',
+    "back\\slash \\\\ ",
+    "</tool_call>",
+    "</parameter>",
+    "</function>",
+    "</arg_value>",
+    '<|"|>',
+    "<tool_call|>",
+    "<｜tool▁call▁end｜>",  # noqa: RUF001 - deepseek's marker
+    "</｜DSML｜parameter>",  # noqa: RUF001 - deepseek's marker
+    "<|call|>",
+    "<|end|>",
+    "\n<parameter=x>",
+    "{[}]",
+    "é😀",
+]
+
+
+def _reply(dialect: str, content: str) -> str:
+    fmt = get_dialect(dialect).format_call
+    calls = [
+        fmt("read_file", {"path": "src/a.py"}),
+        fmt("write_to_file", {"path": "src/a.py", "content": content}),
+        fmt("execute_command", {"command": 'echo "done" \\ ok'}),
+    ]
+    # Reasoning first: some formats' replies start inside it.
+    if dialect == "llama":  # its calls are read only at the start of the reply
+        return "<think>ok</think>" + calls[1]
+    return "<think>ok</think>Some prose first.\n" + "\nThen:\n".join(calls) + "\nDone."
+
+
+def _writable(dialect: str) -> list[int]:
+    """The pieces that the dialect can write in a value (some formats cannot hold all)."""
+    fmt = get_dialect(dialect).format_call
+    ok = []
+    for i, piece in enumerate(PIECES):
+        try:
+            fmt("write_to_file", {"path": "a", "content": f"x{piece}y"})
+        except ValueError:
+            continue
+        ok.append(i)
+    return ok
+
+
+def _chunks(text: str, rnd: random.Random) -> list[str]:
+    out, i = [], 0
+    while i < len(text):
+        step = rnd.randint(1, 9)
+        out.append(text[i : i + step])
+        i += step
+    return out
+
+
+def _events(dialect: str, chunks: list[str], *, fast: bool, monkeypatch: Any) -> list[Any]:
+    def factory() -> StreamToolParser:
+        return StreamToolParser(TOOLS, config=ParserConfig(dialect=dialect))
+
+    if fast:
+        return run(factory, chunks)
+    with monkeypatch.context() as patch:
+        patch.setattr(PluginReader, "fast_path", lambda self: (None, None))
+        return run(factory, chunks)
+
+
+def _content(indexes: list[int]) -> str:
+    return "".join(PIECES[i] for i in indexes)
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_the_fast_path_reads_as_the_slow_path(
+    dialect: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rnd = random.Random(dialect)
+    pieces = _writable(dialect)
+    read = 0
+    while read < 6:
+        try:
+            text = _reply(dialect, _content([rnd.choice(pieces) for _ in range(24)]))
+        except ValueError:  # pieces that this dialect cannot write side by side
+            continue
+        read += 1
+        for _ in range(3):
+            chunks = _chunks(text, rnd)
+            slow = _events(dialect, chunks, fast=False, monkeypatch=monkeypatch)
+            assert _events(dialect, chunks, fast=True, monkeypatch=monkeypatch) == slow
+        assert _events(dialect, list(text), fast=True, monkeypatch=monkeypatch) == slow
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.sampled_from(sorted(DIALECTS)),
+    st.lists(st.integers(0, len(PIECES) - 1), max_size=16),
+    st.randoms(use_true_random=False),
+)
+def test_generated_values_read_the_same_with_the_fast_path(
+    dialect: str, indexes: list[int], rnd: random.Random
+) -> None:
+    try:
+        text = _reply(dialect, _content(indexes))
+    except ValueError:
+        return
+    chunks = _chunks(text, rnd)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        slow = _events(dialect, chunks, fast=False, monkeypatch=monkeypatch)
+        assert _events(dialect, chunks, fast=True, monkeypatch=monkeypatch) == slow
+
+
+# Replies no writer produces, where the slow path decides something in the middle of a
+# value: a missing closing tag, an end tag right after a string or a value.
+RAW = [
+    (
+        "qwen3_coder",
+        "<tool_call>\n<function=write_to_file>\n<parameter=path>\na\n"
+        "  <parameter=content>\nline one\n   more </tool_call> text\n</function>\n</tool_call>",
+    ),
+    (
+        "qwen3_coder",
+        "<tool_call>\n<function=write_to_file>\n<parameter=content>\nx\n  \n"
+        "</function>\n</tool_call> after",
+    ),
+    (
+        "glm",
+        "<tool_call>write_to_file<arg_key>content</arg_key><arg_value>a </tool_call> b"
+        "</arg_value>  \n </tool_call>x",
+    ),
+    (
+        "glm",
+        "<tool_call>write_to_file<arg_key>content</arg_key><arg_value>a </arg_val b "
+        "</arg_valuex c <</arg_value><arg_key>path</arg_key><arg_value>p</arg_value></tool_call>",
+    ),
+    (
+        "qwen3_coder",
+        "<tool_call>\n<function=write_to_file>\n<parameter=content>\na </param b "
+        "</parameterx> </functionx>\n  x\n\t\n  <tr>\n</parameter>\n</function>\n</tool_call>",
+    ),
+    (
+        "deepseek",
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="write_to_file">\n'  # noqa: RUF001
+        '<｜DSML｜parameter name="content" string="true">a </｜DSML｜x> b '  # noqa: RUF001
+        "</｜DSML｜parameter> c </｜DSML｜function_calls> d</｜DSML｜parameter>\n"  # noqa: RUF001
+        '<｜DSML｜parameter name="path" string="true">p</｜DSML｜parameter>\n'  # noqa: RUF001
+        "</｜DSML｜invoke>\n</｜DSML｜function_calls> after",  # noqa: RUF001
+    ),
+    (
+        "gpt_oss",
+        "<|start|>assistant to=functions.write_to_file<|channel|>commentary json<|message|>"
+        '{"path": "p", "content": "a <|call|> b < c \\" d"}<|call|> after',
+    ),
+    (
+        "gemma4",
+        '<|tool_call>call:write_to_file{content:<|"|>a <tool_call|> b<|"|>,'
+        'path:<|"|>p<|"|>}<tool_call|> after',
+    ),
+    (
+        "hermes",
+        '<tool_call>\n{"name": "write_to_file", "arguments": {"path": "a\\\\", '
+        '"content": "x </tool_call> \\"y\\" \\\\"}}\n</tool_call> after',
+    ),
+    (
+        "kimi",
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.write_to_file:0"
+        '<|tool_call_argument_begin|>{"content": "a <|tool_call_end|> b", "path": "p"}'
+        "<|tool_call_end|><|tool_calls_section_end|> after",
+    ),
+]
+
+
+@pytest.mark.parametrize(("dialect", "text"), RAW)
+def test_decisions_inside_a_value_are_the_same(
+    dialect: str, text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if ParserConfig(dialect=dialect).starts_in_thinking:
+        text = "</think>" + text  # the reply starts inside reasoning
+    slow = _events(dialect, [text], fast=False, monkeypatch=monkeypatch)
+    assert _events(dialect, list(text), fast=True, monkeypatch=monkeypatch) == slow
+    for cut in range(1, len(text)):
+        for size in (1, 2, 3):
+            chunks = [text[:cut], *(text[i : i + size] for i in range(cut, len(text), size))]
+            assert _events(dialect, chunks, fast=True, monkeypatch=monkeypatch) == slow, cut
