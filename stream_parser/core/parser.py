@@ -37,7 +37,7 @@ from collections.abc import (
     Iterable,
     Iterator,
 )
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import ConfigError, InternalError, ParserClosedError
 from .chunks import ChatDelta
@@ -55,6 +55,7 @@ from .readers import (
     ThinkingReader,
     ToolReader,
 )
+from .scan import stop_char
 from .state import ParseState, ParseStateManager, Trigger
 from .tables import plugin_tags, tag_tables, tool_tables
 from .xml_tools import XMLArgumentConverter
@@ -66,6 +67,8 @@ __all__ = ["StreamItem", "StreamToolParser", "aparse_stream", "parse_stream"]
 
 # Module-level names: an Enum member lookup is a slow attribute access.
 _CLOSED, _ERROR = ParseState.CLOSED, ParseState.ERROR
+_NEVER: Final = re.compile(r"(?!)")
+"""The stop pattern of a fast path that takes any chunk: it matches nothing."""
 
 
 class StreamToolParser:
@@ -164,8 +167,10 @@ class StreamToolParser:
         # The current state's reader, kept in step with the state by _move() so that the
         # per-chunk loop does not look it up (Enum hashing is a Python-level call).
         self._reader = self._readers[self._sm.current_state]
-        self._stop: re.Pattern[str] | None = None
+        # The fast path of feed() (see _select_fast_path): None while it is off.
         self._plain: Callable[[str, list[ParseEvent]], bool] | None = None
+        self._stop: re.Pattern[str] = _NEVER
+        self._stop_char = ""
         self._select_fast_path()
 
     def _move(self, trigger: Trigger) -> None:
@@ -177,6 +182,9 @@ class StreamToolParser:
             self._sm.transition(trigger)
         finally:
             self._reader = self._readers[self._sm.current_state]
+            # Off until the loop selects the new reader's fast path as it returns (and
+            # for good in a stopped state, so that feed() reaches its checks).
+            self._plain = None
 
     def _fail(self, message: str) -> InternalError:
         """An internal error was detected: move to ``ERROR`` and return the exception."""
@@ -191,7 +199,8 @@ class StreamToolParser:
         Raises:
             ConfigError: the parser has already been fed, or a tag is already claimed.
         """
-        if self._started:
+        # The fast path does not set _started: a chunk it took moved the offset.
+        if self._started or self._cur.offset:
             raise ConfigError("plugins must be registered before the first feed()")
         self._add_plugin(plugin)
         self._compile()
@@ -253,6 +262,26 @@ class StreamToolParser:
             InternalError: the parser stopped after an internal error.
             TypeError: ``chunk`` is not a ``str``.
         """
+        # Fast path: the chunk contains no character that could matter in the current
+        # state, so all of it is plain content of that state.  Most chunks of a long
+        # text, thinking block or parameter value go this way: one ``in`` test (the
+        # search only when the stop character is there), one call.  Everything else
+        # that would forbid it (held text, pending reasoning, a stopped parser) has
+        # turned it off (``_plain`` is None), so it is not tested per chunk.
+        plain = self._plain
+        if (
+            plain is not None
+            and isinstance(chunk, str)
+            and chunk
+            and (self._stop_char not in chunk or self._stop.search(chunk) is None)
+        ):
+            out: list[ParseEvent] = []
+            if plain(chunk, out):
+                return out
+        return self._feed(chunk)
+
+    def _feed(self, chunk: str) -> list[ParseEvent]:
+        """``feed()`` of a chunk that the fast path does not take."""
         state = self._sm.current_state
         if state is _CLOSED:
             raise ParserClosedError("feed() after close()")
@@ -266,17 +295,6 @@ class StreamToolParser:
         out: list[ParseEvent] = []
         if self._reasoning is not None:
             self._end_reasoning(out)
-        # Fast path: nothing is held and the chunk contains no character that could
-        # matter in the current state, so all of it is plain content of that state.
-        # Most chunks of a long text, thinking block or parameter value take this path.
-        plain = self._plain
-        if (
-            plain is not None
-            and not self._tail
-            and (self._stop is None or self._stop.search(chunk) is None)
-            and plain(chunk, out)
-        ):
-            return out
         self._consume(self._tail + chunk if self._tail else chunk, out)
         return out
 
@@ -406,14 +424,28 @@ class StreamToolParser:
         return text + buf, 0
 
     def _select_fast_path(self) -> None:
-        """Choose the fast path of feed() for the reader that is now current."""
-        self._stop, self._plain = self._reader.fast_path()
+        """Choose the fast path of feed() for the reader that is now current.
+
+        It stays off while text is held (the next chunk is read after it) and while
+        reasoning is pending (the next chunk ends it).  The stop character is worked out
+        only when the pattern changes: most readers return the same pattern each time.
+        """
+        stop, plain = self._reader.fast_path()
+        if self._tail or self._reasoning is not None:
+            plain = None
+        if stop is None:
+            stop = _NEVER
+        if stop is not self._stop:
+            self._stop = stop
+            self._stop_char = stop_char(stop)
+        self._plain = plain
 
     # --- side channels ---------------------------------------------------------------------
 
     def _add_reasoning(self, text: str, out: list[ParseEvent]) -> None:
         if self._reasoning is None:
             self._reasoning = []
+            self._plain = None  # the next chunk of content ends the reasoning first
         self._reasoning.append(text)
         if self._cur.emit_deltas:
             out.append(_fast_thinking_delta(text, (self.offset, self.offset)))

@@ -9,6 +9,12 @@ before:
   One compiled character-class regex, like markdown-it's ``terminator_re``.
 * :meth:`TagTable.match_at`: at that position, is there a whole tag, a proper prefix of
   one that the next chunk may complete (:data:`PARTIAL`), or nothing?
+
+The fast path of ``feed()`` asks a cheaper question of each chunk: may anything in it
+begin a tag?  :func:`stop_pattern` answers it with one regex search, and
+:func:`stop_char` gives the one character every match begins with when there is one
+(``<`` for XML tags), so that a chunk without that character, most chunks, is let
+through by a plain ``in`` test without the search.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ __all__ = [
     "TagSpec",
     "TagTable",
     "longest_prefix_suffix",
+    "stop_char",
     "stop_pattern",
 ]
 
@@ -231,3 +238,38 @@ def stop_pattern(tags: Iterable[str]) -> re.Pattern[str] | None:
             chars = "".join(re.escape(c) for c in sorted(nexts))
             alternatives.append(f"{re.escape(first)}(?:[{chars}]|\\Z)")
     return re.compile("|".join(alternatives))
+
+
+# What stop_pattern writes when every tag begins with the same character: that character
+# (a literal, escaped as re.escape escapes it), then maybe the group of the characters
+# that may follow it.  A pattern of this form matches only where the character is.
+_ONE_START: Final = re.compile(
+    r"(?P<first>\\[^0-9A-Za-z]|[^\\.^$*+?{}\[\]|()])"
+    r"(?:\(\?:\[(?:\\.|[^\\\]])+\]\|\\Z\))?",
+    re.DOTALL,
+)
+
+
+def stop_char(pattern: re.Pattern[str] | None) -> str:
+    """The one character every match of ``pattern`` begins with, or ``""`` if unsure.
+
+    A chunk without that character has no match, so ``stop_char(p) not in chunk`` is a
+    cheaper first test than ``p.search(chunk) is None`` (an ``in`` test costs about a
+    quarter of a regex search on a short chunk).  Known for the patterns
+    :func:`stop_pattern` makes of tags that all begin with one character; ``""`` (which
+    every string contains, so the search still runs) for any other pattern, and for
+    None.
+
+    Example:
+        >>> stop_char(stop_pattern(["</", "<![CDATA["]))
+        '<'
+        >>> stop_char(stop_pattern(["<think>", "```"]))
+        ''
+    """
+    if pattern is None or pattern.flags & (re.IGNORECASE | re.VERBOSE):
+        return ""
+    m = _ONE_START.fullmatch(pattern.pattern)
+    if m is None:
+        return ""
+    first = m.group("first")
+    return first[-1]
