@@ -167,8 +167,10 @@ class StreamToolParser:
         # The current state's reader, kept in step with the state by _move() so that the
         # per-chunk loop does not look it up (Enum hashing is a Python-level call).
         self._reader = self._readers[self._sm.current_state]
-        # The fast path of feed() (see _select_fast_path): None while it is off.
+        # The fast path of feed() (see _select_fast_path): None while it is off; _held
+        # is the fast path of a chunk that follows held text.
         self._plain: Callable[[str, list[ParseEvent]], bool] | None = None
+        self._held: Callable[[str, list[ParseEvent]], bool] | None = None
         self._stop: re.Pattern[str] = _NEVER
         self._stop_char = ""
         self._select_fast_path()
@@ -184,7 +186,7 @@ class StreamToolParser:
             self._reader = self._readers[self._sm.current_state]
             # Off until the loop selects the new reader's fast path as it returns (and
             # for good in a stopped state, so that feed() reaches its checks).
-            self._plain = None
+            self._plain = self._held = None
 
     def _fail(self, message: str) -> InternalError:
         """An internal error was detected: move to ``ERROR`` and return the exception."""
@@ -295,7 +297,20 @@ class StreamToolParser:
         out: list[ParseEvent] = []
         if self._reasoning is not None:
             self._end_reasoning(out)
-        self._consume(self._tail + chunk if self._tail else chunk, out)
+        buf = self._tail + chunk if self._tail else chunk
+        held = self._held
+        # Text was held (it might have begun a tag) and the chunk shows it did not: the
+        # held text and the chunk are plain content together.  The reader's offset is
+        # that of the held text, so the fast path takes them as one.
+        if (
+            held is not None
+            and (self._stop_char not in buf or self._stop.search(buf) is None)
+            and held(buf, out)
+        ):
+            self._tail = ""
+            self._plain, self._held = held, None
+            return out
+        self._consume(buf, out)
         return out
 
     def close(self) -> list[ParseEvent]:
@@ -426,26 +441,31 @@ class StreamToolParser:
     def _select_fast_path(self) -> None:
         """Choose the fast path of feed() for the reader that is now current.
 
-        It stays off while text is held (the next chunk is read after it) and while
-        reasoning is pending (the next chunk ends it).  The stop character is worked out
-        only when the pattern changes: most readers return the same pattern each time.
+        It stays off while reasoning is pending (the next chunk ends it).  While text is
+        held, it is tried on the held text and the next chunk together, by ``_feed``:
+        what a reader holds is a possible start of a tag, which its stop pattern finds.
+        The stop character is worked out only when the pattern changes: most readers
+        return the same pattern each time.
         """
         stop, plain = self._reader.fast_path()
-        if self._tail or self._reasoning is not None:
+        if self._reasoning is not None:
             plain = None
         if stop is None:
             stop = _NEVER
         if stop is not self._stop:
             self._stop = stop
             self._stop_char = stop_char(stop)
-        self._plain = plain
+        if self._tail:
+            self._plain, self._held = None, plain
+        else:
+            self._plain, self._held = plain, None
 
     # --- side channels ---------------------------------------------------------------------
 
     def _add_reasoning(self, text: str, out: list[ParseEvent]) -> None:
         if self._reasoning is None:
             self._reasoning = []
-            self._plain = None  # the next chunk of content ends the reasoning first
+            self._plain = self._held = None  # the next chunk ends the reasoning first
         self._reasoning.append(text)
         if self._cur.emit_deltas:
             out.append(_fast_thinking_delta(text, (self.offset, self.offset)))

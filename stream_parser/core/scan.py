@@ -20,12 +20,18 @@ through by a plain ``in`` test without the search.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 from ..errors import ConfigError
+
+try:  # the parser of the re module, to read a stop pattern's first character
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_parse as _sre_parse
 
 if TYPE_CHECKING:
     from .plugins import ParsePlugin
@@ -35,6 +41,7 @@ __all__ = [
     "TagKind",
     "TagSpec",
     "TagTable",
+    "exact_stop_pattern",
     "longest_prefix_suffix",
     "stop_char",
     "stop_pattern",
@@ -240,25 +247,15 @@ def stop_pattern(tags: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(alternatives))
 
 
-# What stop_pattern writes when every tag begins with the same character: that character
-# (a literal, escaped as re.escape escapes it), then maybe the group of the characters
-# that may follow it.  A pattern of this form matches only where the character is.
-_ONE_START: Final = re.compile(
-    r"(?P<first>\\[^0-9A-Za-z]|[^\\.^$*+?{}\[\]|()])"
-    r"(?:\(\?:\[(?:\\.|[^\\\]])+\]\|\\Z\))?",
-    re.DOTALL,
-)
-
-
 def stop_char(pattern: re.Pattern[str] | None) -> str:
-    """The one character every match of ``pattern`` begins with, or ``""`` if unsure.
+    """The one character every match of ``pattern`` begins with, or ``""`` if none.
 
     A chunk without that character has no match, so ``stop_char(p) not in chunk`` is a
     cheaper first test than ``p.search(chunk) is None`` (an ``in`` test costs about a
-    quarter of a regex search on a short chunk).  Known for the patterns
-    :func:`stop_pattern` makes of tags that all begin with one character; ``""`` (which
-    every string contains, so the search still runs) for any other pattern, and for
-    None.
+    quarter of a regex search on a short chunk).  It is read from the parsed pattern:
+    a pattern whose top level begins with a literal character, matched case-sensitively.
+    ``""`` (which every string contains, so the search still runs) for any other
+    pattern, such as one of alternatives that begin differently, and for None.
 
     Example:
         >>> stop_char(stop_pattern(["</", "<![CDATA["]))
@@ -266,10 +263,63 @@ def stop_char(pattern: re.Pattern[str] | None) -> str:
         >>> stop_char(stop_pattern(["<think>", "```"]))
         ''
     """
-    if pattern is None or pattern.flags & (re.IGNORECASE | re.VERBOSE):
+    if pattern is None or pattern.flags & re.IGNORECASE:
         return ""
-    m = _ONE_START.fullmatch(pattern.pattern)
-    if m is None:
+    return _first_literal(pattern.pattern, pattern.flags)
+
+
+@functools.lru_cache(maxsize=256)
+def _first_literal(source: str, flags: int) -> str:
+    """The literal character the top level of a pattern begins with, or ``""``.
+
+    Cached: the driver asks each time its fast path changes pattern, which may be at
+    every parameter of every call.
+    """
+    try:
+        parsed = list(_sre_parse.parse(source, flags))
+    except Exception:  # pragma: no cover - a pattern re compiled parses again
         return ""
-    first = m.group("first")
-    return first[-1]
+    if parsed and parsed[0][0] == _sre_parse.LITERAL:
+        return chr(parsed[0][1])
+    return ""
+
+
+_EXACT_MAX: Final = 64
+
+
+def exact_stop_pattern(tags: Iterable[str]) -> re.Pattern[str]:
+    """A pattern that finds each of ``tags``, and a proper prefix of one at the end.
+
+    The precise twin of :func:`stop_pattern`, for a state where a few long tags matter
+    and other tags alike in their first two characters are frequent (the closing tags
+    of HTML inside a parameter's value, ``</div>`` beside ``</content>``): a chunk
+    without a match holds none of the tags and does not end inside one.  Compiled once
+    per set of tags by its caller (it costs more than :func:`stop_pattern`).  With a tag
+    longer than 64 characters it is :func:`stop_pattern`'s pattern, which stops at more.
+
+    Example:
+        >>> p = exact_stop_pattern(["</content>", "<![CDATA["])
+        >>> [bool(p.search(s)) for s in ("a</div>", "a</content>", "a</con", "a<!x")]
+        [False, True, True, False]
+    """
+    tags = sorted(set(tags))
+    if max(map(len, tags)) > _EXACT_MAX:
+        # One nested group per character: keep the regex small and shallow.
+        coarse = stop_pattern(tags)
+        assert coarse is not None
+        return coarse
+    return re.compile(_trie(tags))
+
+
+def _trie(tags: list[str]) -> str:
+    """The regex of :func:`exact_stop_pattern` for ``tags`` (sorted, distinct, not empty)."""
+    by_first: dict[str, list[str]] = {}
+    for tag in tags:
+        by_first.setdefault(tag[0], []).append(tag[1:])
+    alternatives = []
+    for first, rests in by_first.items():
+        if "" in rests:  # a whole tag ends here: any longer one begins with it
+            alternatives.append(re.escape(first))
+        else:
+            alternatives.append(f"{re.escape(first)}(?:{_trie(rests)}|\\Z)")
+    return "|".join(alternatives)

@@ -33,7 +33,7 @@ class SlowOnly(StreamToolParser):
 
     def _select_fast_path(self) -> None:
         super()._select_fast_path()
-        self._plain = None
+        self._plain = self._held = None
 
 
 def events_per_chunk(parser: StreamToolParser, chunks: list[str]) -> list[list[object]]:

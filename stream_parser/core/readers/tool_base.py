@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..events import ErrorType, ParseEvent, ToolCallEvent
+from ..scan import exact_stop_pattern
 from ..state import ToolPhase, Trigger
 from ..xml_tools import XMLArgumentConverter
 from .base import BoundedReader, Cursor
@@ -183,6 +184,18 @@ class ToolReaderBase(BoundedReader[ToolBlock]):
         tags = (block.param_close, block.spec.close_tag, CDATA_OPEN)
         block.window = max(len(tag) for tag in tags)
         block.cut_short = frozenset(tag[:k] for tag in tags for k in range(1, len(tag)))
+        # The fast path stops only where one of these tags may be, not at every "</":
+        # a value full of HTML or XML closing tags then goes through it too.  Compiled
+        # once per declared parameter (an undeclared one, which the model names, keeps
+        # the coarse pattern: its patterns are not kept).
+        if known:
+            stops = block.spec.value_stops
+            stop = stops.get(name)
+            if stop is None:
+                stop = stops[name] = exact_stop_pattern(tags)
+            block.stop = stop
+        else:
+            block.stop = None
         self._set_phase(block, _VALUE)
         if block.passthrough:
             return

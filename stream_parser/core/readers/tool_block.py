@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 
 from ..events import ParseEvent
@@ -23,15 +24,20 @@ class ToolSpec:
         params: its parameter names (field names and valid aliases).
         start_tag: ``<name>``.
         close_tag: ``</name>``.
+        value_stops: a declared parameter's name -> the stop pattern of the fast path in
+            its value (:func:`~stream_parser.core.scan.exact_stop_pattern`), compiled
+            when the parameter is first read.  Shared by the parsers of the tool set;
+            bounded by ``params``.
     """
 
-    __slots__ = ("close_tag", "name", "params", "start_tag")
+    __slots__ = ("close_tag", "name", "params", "start_tag", "value_stops")
 
     def __init__(self, name: str, params: frozenset[str]) -> None:
         self.name = name
         self.params = params
         self.start_tag = f"<{name}>"
         self.close_tag = f"</{name}>"
+        self.value_stops: dict[str, re.Pattern[str]] = {}
 
 
 class ToolTable:
@@ -77,6 +83,8 @@ class ToolBlock(BoundedBlock):
         phase: where the reader is inside the block.
         step: the reader's step for ``phase``.
         window: how far a tag that matters inside the value can reach.
+        stop: what stops the fast path inside the value: the tags that matter there, or
+            a prefix of one at the end of the chunk.
         cut_short: the proper prefixes of those tags (one may be cut by a chunk's end).
         rejected: a close of the open parameter was rejected (text followed it), so the
             tool's end tag, if it comes without a pending close, makes the call malformed.
@@ -113,6 +121,7 @@ class ToolBlock(BoundedBlock):
         "rejected",
         "spec",
         "step",
+        "stop",
         "value_start",
         "watch",
         "window",
@@ -132,6 +141,7 @@ class ToolBlock(BoundedBlock):
         self.phase = ToolPhase.BODY
         self.step: Step
         self.window = 0
+        self.stop: re.Pattern[str] | None = None
         self.cut_short: frozenset[str] = frozenset()
         self.rejected = False
         self.watch = -1

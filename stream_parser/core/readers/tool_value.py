@@ -14,7 +14,8 @@ close that is confirmed settles it the other way: the paused deltas are sent
 (:meth:`ValueSteps._send_quiet`).  The rules are laid out in :mod:`.tool`.
 
 The fast path of ``feed()`` is here too: inside a value (or CDATA), a chunk without a
-character that matters is all value, taken whole by :meth:`ValueSteps.plain`.
+tag that matters is all value, taken whole by :meth:`ValueSteps.delta` (each chunk one
+delta event, the common case) or :meth:`ValueSteps.plain`.
 """
 
 from __future__ import annotations
@@ -238,16 +239,56 @@ class ValueSteps(ToolReaderBase):
     # --- fast path ---------------------------------------------------------------------
 
     def fast_path(self) -> FastPath:
-        """Inside a value (or CDATA), a chunk without ``<`` (or ``]``) is all value."""
+        """Inside a value (or CDATA), a chunk without a tag that matters is all value.
+
+        In a declared parameter's value the stop pattern finds only the parameter's
+        closing tag, the tool's end tag and ``<![CDATA[`` (or the start of one at the
+        end of the chunk), so ``</div>`` in a file body does not leave the fast path;
+        elsewhere it finds ``</`` and ``<!`` (every ``<`` while the value is watched,
+        ``]]`` in CDATA).
+
+        The function is chosen for the situation, which only the slow path changes:
+        :meth:`delta` while each chunk of the value becomes one delta event (the common
+        case), :meth:`plain` otherwise.
+        """
         block = self.block
-        if block is not None and not block.passthrough:
-            if block.phase is _VALUE:
-                if block.watch < 0:
-                    return _VALUE_STOP, self.plain
+        if block is None or block.passthrough:
+            return None, None
+        phase = block.phase
+        if phase is _VALUE:
+            if block.watch >= 0:
                 return _WATCH_STOP, self.plain
-            if block.phase is _CDATA:
-                return _CDATA_STOP, self.plain
-        return None, None
+            stop = _VALUE_STOP if block.stop is None else block.stop
+        elif phase is _CDATA:
+            stop = _CDATA_STOP
+            if block.watch >= 0:
+                return stop, self.plain
+        else:
+            return None, None
+        if block.param_known and self.cur.emit_deltas:
+            return stop, self.delta
+        return stop, self.plain
+
+    def delta(self, chunk: str, out: list[ParseEvent]) -> bool:
+        """Take a whole chunk as value, and its delta event: the hottest path of all.
+
+        Only for a declared parameter whose deltas stream (not paused by the watch);
+        a chunk that reaches the next fold offset goes through :meth:`plain`.
+        """
+        block = self.block
+        assert block is not None
+        cur = self.cur
+        start = cur.offset
+        end = start + len(chunk)
+        if end > block.fold_at:
+            return self.plain(chunk, out)
+        cur.offset = end
+        cur.prev_char = chunk[-1]
+        block.raw.append(chunk)
+        out.append(
+            _fast_param_delta(block.spec.name, block.param, chunk, block.call_index, (start, end))
+        )
+        return True
 
     def plain(self, chunk: str, out: list[ParseEvent]) -> bool:
         """Take a whole chunk as value; refuse one that reaches the size limit."""
