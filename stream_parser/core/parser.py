@@ -55,7 +55,7 @@ from .readers import (
     ThinkingReader,
     ToolReader,
 )
-from .scan import stop_char
+from .scan import is_cut, stop_char
 from .state import ParseState, ParseStateManager, Trigger
 from .tables import plugin_tags, tag_tables, tool_tables
 from .xml_tools import XMLArgumentConverter
@@ -201,8 +201,9 @@ class StreamToolParser:
         Raises:
             ConfigError: the parser has already been fed, or a tag is already claimed.
         """
-        # The fast path does not set _started: a chunk it took moved the offset.
-        if self._started or self._cur.offset:
+        # The fast path does not set _started: a chunk it took moved the offset, or is
+        # held.
+        if self._started or self._cur.offset or self._tail:
             raise ConfigError("plugins must be registered before the first feed()")
         self._add_plugin(plugin)
         self._compile()
@@ -271,14 +272,12 @@ class StreamToolParser:
         # that would forbid it (held text, pending reasoning, a stopped parser) has
         # turned it off (``_plain`` is None), so it is not tested per chunk.
         plain = self._plain
-        if (
-            plain is not None
-            and isinstance(chunk, str)
-            and chunk
-            and (self._stop_char not in chunk or self._stop.search(chunk) is None)
-        ):
+        if plain is not None and isinstance(chunk, str) and chunk:
             out: list[ParseEvent] = []
-            if plain(chunk, out):
+            if self._stop_char not in chunk or (m := self._stop.search(chunk)) is None:
+                if plain(chunk, out):
+                    return out
+            elif self._cut(chunk, m, plain, out):
                 return out
         return self._feed(chunk)
 
@@ -299,19 +298,43 @@ class StreamToolParser:
             self._end_reasoning(out)
         buf = self._tail + chunk if self._tail else chunk
         held = self._held
-        # Text was held (it might have begun a tag) and the chunk shows it did not: the
-        # held text and the chunk are plain content together.  The reader's offset is
-        # that of the held text, so the fast path takes them as one.
-        if (
-            held is not None
-            and (self._stop_char not in buf or self._stop.search(buf) is None)
-            and held(buf, out)
-        ):
-            self._tail = ""
-            self._plain, self._held = held, None
-            return out
+        if held is not None:
+            # Text was held: the start of a tag cut by the end of the last chunk.  If
+            # the chunk shows it was none, the held text and the chunk are plain content
+            # together (the reader's offset is that of the held text); or the two may
+            # end in a cut tag again.
+            m = self._stop.search(buf) if self._stop_char in buf else None
+            if m is None:
+                if held(buf, out):
+                    self._tail = ""
+                    self._plain, self._held = held, None
+                    return out
+            elif self._cut(buf, m, held, out):
+                return out
         self._consume(buf, out)
         return out
+
+    def _cut(
+        self,
+        buf: str,
+        m: re.Match[str],
+        plain: Callable[[str, list[ParseEvent]], bool],
+        out: list[ParseEvent],
+    ) -> bool:
+        """The fast path of a buffer whose first stop is a tag cut by its end.
+
+        With a reader that allows it (``Reader.holds_cut``), what comes before the cut
+        tag is plain content and the cut tag is held, as the loop would do, without
+        running the loop.  Returns whether the buffer was taken.  Not when nothing comes
+        before it: the reader's function, which may refuse (near a size limit, say),
+        must see the part taken.
+        """
+        k = m.start()
+        if not k or not is_cut(m) or not self._reader.holds_cut or not plain(buf[:k], out):
+            return False
+        self._tail = buf[k:]
+        self._plain, self._held = None, plain
+        return True
 
     def close(self) -> list[ParseEvent]:
         """End the stream: flush what is held and report blocks left open.
@@ -442,8 +465,8 @@ class StreamToolParser:
         """Choose the fast path of feed() for the reader that is now current.
 
         It stays off while reasoning is pending (the next chunk ends it).  While text is
-        held, it is tried on the held text and the next chunk together, by ``_feed``:
-        what a reader holds is a possible start of a tag, which its stop pattern finds.
+        held, it is tried on the held text and the next chunk together, by ``_feed``,
+        if what the reader holds is only ever a cut tag (``Reader.holds_cut``).
         The stop character is worked out only when the pattern changes: most readers
         return the same pattern each time.
         """
@@ -455,10 +478,12 @@ class StreamToolParser:
         if stop is not self._stop:
             self._stop = stop
             self._stop_char = stop_char(stop)
-        if self._tail:
+        if not self._tail:
+            self._plain, self._held = plain, None
+        elif self._reader.holds_cut:
             self._plain, self._held = None, plain
         else:
-            self._plain, self._held = plain, None
+            self._plain = self._held = None
 
     # --- side channels ---------------------------------------------------------------------
 

@@ -42,6 +42,7 @@ __all__ = [
     "TagSpec",
     "TagTable",
     "exact_stop_pattern",
+    "is_cut",
     "longest_prefix_suffix",
     "stop_char",
     "stop_pattern",
@@ -231,6 +232,9 @@ def stop_pattern(tags: Iterable[str]) -> re.Pattern[str] | None:
     its end, so all of it can be handled as plain content without looking further.  Two
     characters are checked (``<`` followed by ``/``, say), which lets chunks of code full
     of ``a < b`` through.  None when there are no tags at all.
+
+    The end of the chunk after a tag's first character is the pattern's only group
+    (:func:`is_cut`), so that a match can tell a tag cut by the end of the chunk.
     """
     seconds: dict[str, set[str]] = {}
     for tag in tags:
@@ -243,7 +247,7 @@ def stop_pattern(tags: Iterable[str]) -> re.Pattern[str] | None:
             alternatives.append(re.escape(first))
         else:
             chars = "".join(re.escape(c) for c in sorted(nexts))
-            alternatives.append(f"{re.escape(first)}(?:[{chars}]|\\Z)")
+            alternatives.append(f"{re.escape(first)}(?:[{chars}]|(\\Z))")
     return re.compile("|".join(alternatives))
 
 
@@ -287,6 +291,20 @@ def _first_literal(source: str, flags: int) -> str:
 _EXACT_MAX: Final = 64
 
 
+def is_cut(match: re.Match[str]) -> bool:
+    """Whether a stop pattern's match is a tag cut by the end of the chunk.
+
+    That is a proper prefix of a tag that runs to the end of the chunk, not a whole tag
+    (for a pattern made by :func:`stop_pattern` or :func:`exact_stop_pattern`).
+
+    Example:
+        >>> p = exact_stop_pattern(["</content>"])
+        >>> is_cut(p.search("a </con")), is_cut(p.search("a </content>"))
+        (True, False)
+    """
+    return match.lastindex is not None
+
+
 def exact_stop_pattern(tags: Iterable[str]) -> re.Pattern[str]:
     """A pattern that finds each of ``tags``, and a proper prefix of one at the end.
 
@@ -321,5 +339,5 @@ def _trie(tags: list[str]) -> str:
         if "" in rests:  # a whole tag ends here: any longer one begins with it
             alternatives.append(re.escape(first))
         else:
-            alternatives.append(f"{re.escape(first)}(?:{_trie(rests)}|\\Z)")
+            alternatives.append(f"{re.escape(first)}(?:{_trie(rests)}|(\\Z))")
     return "|".join(alternatives)

@@ -63,13 +63,29 @@ def test_the_fast_path_gives_the_events_of_the_loop(
     assert fast == slow
 
 
+value_pieces = st.sampled_from(
+    ["a", "b", "<", "/", "!", "]", "\n", "</p", "</path>", "</read_file>", "<![CDATA[", "]]>"]
+)
+
+
 @PROPS
-@given(st.lists(st.sampled_from(["a", "b", "<", "/", "!", "]", "\n"]), max_size=30).map("".join))
-def test_the_fast_path_takes_a_long_value_chunk_by_chunk(body: str) -> None:
-    # A parameter's value a few characters at a time: the case most chunks are.
-    text = f"<read_file><path>{body}</path></read_file>"
-    chunks = [text[i : i + 3] for i in range(0, len(text), 3)]
-    for config in (ParserConfig(), ParserConfig(emit_deltas=False)):
+@given(
+    st.lists(value_pieces, max_size=30).map("".join),
+    st.integers(min_value=1, max_value=5),
+    st.sampled_from([None, 40, 70]),
+)
+def test_the_fast_path_takes_a_long_value_chunk_by_chunk(
+    body: str, size: int, max_tool_size: int | None
+) -> None:
+    # A parameter's value a few characters at a time: the case most chunks are; tags
+    # cut by the chunks' ends, and a call that grows past its size limit.
+    text = f"<read_file><path>{body}</path></read_file> after"
+    chunks = [text[i : i + size] for i in range(0, len(text), size)]
+    for deltas in (True, False):
+        if max_tool_size is None:
+            config = ParserConfig(emit_deltas=deltas)
+        else:
+            config = ParserConfig(emit_deltas=deltas, max_tool_size=max_tool_size)
         fast = events_per_chunk(StreamToolParser(TOOLS, config=config), chunks)
         slow = events_per_chunk(SlowOnly(TOOLS, config=config), chunks)
         assert fast == slow

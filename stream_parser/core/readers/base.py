@@ -54,7 +54,9 @@ WAIT: Final = 3
 FastPath = tuple["re.Pattern[str] | None", "Callable[[str, list[ParseEvent]], bool] | None"]
 """A reader's fast path: a pattern of the characters that need the slow path (None: any
 chunk qualifies) and the function that takes a whole chunk as plain content (None: no
-fast path).  The function may still refuse a chunk by returning False."""
+fast path).  The function may still refuse a chunk by returning False, before it has
+changed anything.  With ``Reader.holds_cut`` it is also given held text and the next
+chunk together, and the part of a chunk before a tag cut by its end."""
 
 
 class Cursor:
@@ -238,12 +240,20 @@ class Reader:
 
     Attributes:
         cur: the shared cursor.
+        holds_cut: what the reader holds at the end of a buffer is only ever a tag cut
+            by the buffer's end, so its fast path may take more than whole chunks: the
+            part of a chunk before such a cut tag (a match of its stop pattern that
+            :func:`~stream_parser.core.scan.is_cut` tells), the driver holding the
+            rest, which :meth:`run` would deliver the same way (one event) and hold
+            without a word; and held text with the next chunk, when together they
+            hold no match.  False by default.
     """
 
-    __slots__ = ("cur",)
+    __slots__ = ("cur", "holds_cut")
 
     def __init__(self, cur: Cursor) -> None:
         self.cur = cur
+        self.holds_cut = False
 
     def run(self, buf: str, pos: int, out: list[ParseEvent]) -> int:
         """Consume ``buf`` from ``pos``; return the position reached."""

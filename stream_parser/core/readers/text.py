@@ -63,6 +63,7 @@ class TextReader(Reader):
     ) -> None:
         super().__init__(cur)
         self.thinking = thinking
+        self.holds_cut = True  # what run() holds at a chunk's end is a cut tag
         self.tool = tool
         self.plugin = plugin
         self.table = _NO_TAGS

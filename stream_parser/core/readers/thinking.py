@@ -105,6 +105,7 @@ class ThinkingReader(Reader):
     def __init__(self, cur: Cursor) -> None:
         super().__init__(cur)
         self.block: ThinkingBlock | None = None
+        self.holds_cut = True  # what run() holds at a chunk's end is a cut tag
         framing = dialect_framing(cur.config.dialects)
         self.open_ = framing.thinking_open
         self.close = framing.thinking_close

@@ -183,6 +183,8 @@ class ToolReaderBase(BoundedReader[ToolBlock]):
         block.value_start = end - block.start  # the start tag is in raw already
         tags = (block.param_close, block.spec.close_tag, CDATA_OPEN)
         block.window = max(len(tag) for tag in tags)
+        # The value's fast paths stop a tag's length before the size limit (see plain).
+        block.fold_at = min(block.fold_at, block.limit - block.window)
         block.cut_short = frozenset(tag[:k] for tag in tags for k in range(1, len(tag)))
         # The fast path stops only where one of these tags may be, not at every "</":
         # a value full of HTML or XML closing tags then goes through it too.  Compiled

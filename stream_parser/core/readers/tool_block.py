@@ -72,8 +72,8 @@ class ToolBlock(BoundedBlock):
         call_index: the index reserved for the call.
         raw: the block's text so far (:class:`~.pieces.Pieces`: a value is a slice of it).
         fold_at: absolute offset past which the value's paths fold ``raw`` (every
-            :data:`~.pieces.FOLD_SIZE` characters); never past ``limit``, so that the
-            fast path checks both with one comparison.
+            :data:`~.pieces.FOLD_SIZE` characters); in a value, never past ``limit``
+            less ``window``, so that the fast path checks both with one comparison.
         params: the closed parameters' raw values.
         param: the open parameter's name.
         param_close: its closing tag.

@@ -50,6 +50,7 @@ class ValueSteps(ToolReaderBase):
 
     def __init__(self, cur: Cursor, table: ToolTable, converter: XMLArgumentConverter) -> None:
         super().__init__(cur, table.specs, converter)
+        self.holds_cut = True  # what run() holds at a chunk's end is a cut tag
         # The start tags that open a call in text (rule 3), watched for in a value that
         # holds its tool's end tag: compiled once per tool set, copied to slots here for
         # the hot path.
@@ -72,7 +73,7 @@ class ValueSteps(ToolReaderBase):
             at = self.cur.offset + end
             if at > block.fold_at:
                 block.raw.fold()
-                block.fold_at = min(block.limit, at + FOLD_SIZE)
+                block.fold_at = min(block.limit - block.window, at + FOLD_SIZE)
             if block.param_known and self.cur.emit_deltas:
                 if block.watch >= 0:  # undecided: the deltas wait (see _watch)
                     block.quiet.append(piece)
@@ -107,10 +108,24 @@ class ValueSteps(ToolReaderBase):
     def _value_step(self, block: ToolBlock, buf: str, pos: int, out: list[ParseEvent]) -> int:
         """VALUE: the open parameter's value, up to a ``<`` that matters."""
         n = len(buf)
-        i = buf.find("<", pos)
-        if i < 0:  # the common case inside a long value: all of it is value
-            self._value(block, buf, pos, n, out)
-            return n
+        stop = block.stop
+        if stop is not None and block.watch < 0:
+            # A declared parameter, not watched: its exact stop pattern skips every '<'
+            # that cannot matter (the closing tags of HTML in a file body) in one search.
+            m = stop.search(buf, pos)
+            if m is None:
+                self._value(block, buf, pos, n, out)
+                return n
+            i = m.start()
+            if not self.cur.final and buf[i:] in block.cut_short:
+                # The most frequent stop: a '<' (or "</") at the end of the chunk.
+                self._value(block, buf, pos, i, out)
+                return i
+        else:
+            i = buf.find("<", pos)
+            if i < 0:  # the common case inside a long value: all of it is value
+                self._value(block, buf, pos, n, out)
+                return n
         # Walk the '<'s of the value.  What matters: this parameter's closing tag (the
         # close becomes pending, rule 5), the tool's end tag (after a rejected close it
         # ends the call as malformed; otherwise the value is watched from there), the
@@ -298,10 +313,13 @@ class ValueSteps(ToolReaderBase):
         start = cur.offset
         end = start + len(chunk)
         if end > block.fold_at:
-            if end > block.limit:  # the size guard runs on the slow path
+            # Near the size limit the slow path runs the size guard.  The margin of a
+            # tag's length keeps a chunk whose end the driver holds (Reader.holds_cut)
+            # from reaching past the limit unseen.
+            if end + block.window > block.limit:
                 return False
             block.raw.fold()
-            block.fold_at = min(block.limit, end + FOLD_SIZE)
+            block.fold_at = min(block.limit - block.window, end + FOLD_SIZE)
         cur.offset = end
         cur.prev_char = chunk[-1]
         block.raw.append(chunk)
