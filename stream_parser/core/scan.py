@@ -28,11 +28,6 @@ from typing import TYPE_CHECKING, Final
 
 from ..errors import ConfigError
 
-try:  # the parser of the re module, to read a stop pattern's first character
-    from re import _parser as _sre_parse  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse as _sre_parse
-
 if TYPE_CHECKING:
     from .plugins import ParsePlugin
 
@@ -256,10 +251,11 @@ def stop_char(pattern: re.Pattern[str] | None) -> str:
 
     A chunk without that character has no match, so ``stop_char(p) not in chunk`` is a
     cheaper first test than ``p.search(chunk) is None`` (an ``in`` test costs about a
-    quarter of a regex search on a short chunk).  It is read from the parsed pattern:
-    a pattern whose top level begins with a literal character, matched case-sensitively.
-    ``""`` (which every string contains, so the search still runs) for any other
-    pattern, such as one of alternatives that begin differently, and for None.
+    quarter of a regex search on a short chunk).  It is read from the pattern's text:
+    a literal character, not repeated, and no alternative at the top level after it,
+    matched case-sensitively.  ``""`` (which every string contains, so the search still
+    runs) for any other pattern, such as one of alternatives that begin differently,
+    and for None.
 
     Example:
         >>> stop_char(stop_pattern(["</", "<![CDATA["]))
@@ -267,28 +263,68 @@ def stop_char(pattern: re.Pattern[str] | None) -> str:
         >>> stop_char(stop_pattern(["<think>", "```"]))
         ''
     """
-    if pattern is None or pattern.flags & re.IGNORECASE:
+    if pattern is None or pattern.flags & (re.IGNORECASE | re.VERBOSE):
         return ""
-    return _first_literal(pattern.pattern, pattern.flags)
+    return _first_char(pattern.pattern)
 
 
 @functools.lru_cache(maxsize=256)
-def _first_literal(source: str, flags: int) -> str:
-    """The literal character the top level of a pattern begins with, or ``""``.
+def _first_char(source: str) -> str:
+    """:func:`stop_char` of a pattern's text.
 
     Cached: the driver asks each time its fast path changes pattern, which may be at
     every parameter of every call.
     """
-    try:
-        parsed = list(_sre_parse.parse(source, flags))
-    except Exception:  # pragma: no cover - a pattern re compiled parses again
+    if not source:
         return ""
-    if parsed and parsed[0][0] == _sre_parse.LITERAL:
-        return chr(parsed[0][1])
-    return ""
+    first = source[0]
+    size = 1
+    if first == "\\":
+        # An escaped character is a literal only when it is not a letter or a digit
+        # (those are classes and anchors: \d, \w, \A...); re.escape writes no other.
+        if len(source) < 2 or source[1].isalnum():
+            return ""
+        first, size = source[1], 2
+    elif first in _SPECIAL:
+        return ""
+    if source[size : size + 1] in _QUANTIFIERS or _top_level_bar(source, size):
+        return ""
+    return first
 
 
-_EXACT_MAX: Final = 64
+_SPECIAL: Final = frozenset(".^$*+?{}[]|()")
+_QUANTIFIERS: Final = frozenset("*+?{")
+
+
+def _top_level_bar(source: str, start: int) -> bool:
+    """Whether ``source[start:]`` has a ``|`` outside every group and character class.
+
+    Reads escapes and classes as the re module does (a ``]`` first in a class is
+    literal), so that a pattern it says has none is one sequence.
+    """
+    depth = 0
+    i, n = start, len(source)
+    while i < n:
+        c = source[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i += 1
+            if i < n and source[i] == "^":
+                i += 1
+            if i < n and source[i] == "]":
+                i += 1
+            while i < n and source[i] != "]":
+                i += 2 if source[i] == "\\" else 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            return True
+        i += 1
+    return False
 
 
 def is_cut(match: re.Match[str]) -> bool:
@@ -303,6 +339,9 @@ def is_cut(match: re.Match[str]) -> bool:
         (True, False)
     """
     return match.lastindex is not None
+
+
+_EXACT_MAX: Final = 64
 
 
 def exact_stop_pattern(tags: Iterable[str]) -> re.Pattern[str]:

@@ -10,7 +10,7 @@ pattern would stop.
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_parser import (
@@ -89,6 +89,23 @@ def test_the_fast_path_takes_a_long_value_chunk_by_chunk(
         fast = events_per_chunk(StreamToolParser(TOOLS, config=config), chunks)
         slow = events_per_chunk(SlowOnly(TOOLS, config=config), chunks)
         assert fast == slow
+
+
+@settings(PROPS, max_examples=60)
+@given(
+    st.lists(value_pieces, max_size=30).map("".join),
+    st.integers(min_value=1, max_value=8),
+    st.sampled_from([None, 1200]),
+)
+def test_the_fast_path_of_a_long_value(body: str, size: int, max_tool_size: int | None) -> None:
+    # Past 1 KB a value's fast path stops only at the tags that matter in it.
+    head = "x" * 1100
+    text = f"<write_to_file><path>a</path><content>{head}{body}</content></write_to_file>."
+    chunks = [text[i : i + size] for i in range(0, len(text), size)]
+    config = ParserConfig() if max_tool_size is None else ParserConfig(max_tool_size=max_tool_size)
+    fast = events_per_chunk(StreamToolParser(TOOLS, config=config), chunks)
+    slow = events_per_chunk(SlowOnly(TOOLS, config=config), chunks)
+    assert fast == slow
 
 
 tags = st.lists(st.text(min_size=1, max_size=4), min_size=1, max_size=4)

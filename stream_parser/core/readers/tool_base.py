@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..events import ErrorType, ParseEvent, ToolCallEvent
-from ..scan import exact_stop_pattern
 from ..state import ToolPhase, Trigger
 from ..xml_tools import XMLArgumentConverter
 from .base import BoundedReader, Cursor
@@ -186,18 +185,8 @@ class ToolReaderBase(BoundedReader[ToolBlock]):
         # The value's fast paths stop a tag's length before the size limit (see plain).
         block.fold_at = min(block.fold_at, block.limit - block.window)
         block.cut_short = frozenset(tag[:k] for tag in tags for k in range(1, len(tag)))
-        # The fast path stops only where one of these tags may be, not at every "</":
-        # a value full of HTML or XML closing tags then goes through it too.  Compiled
-        # once per declared parameter (an undeclared one, which the model names, keeps
-        # the coarse pattern: its patterns are not kept).
-        if known:
-            stops = block.spec.value_stops
-            stop = stops.get(name)
-            if stop is None:
-                stop = stops[name] = exact_stop_pattern(tags)
-            block.stop = stop
-        else:
-            block.stop = None
+        # The exact stop pattern of the value, if one was compiled (see fast_path).
+        block.stop = block.spec.value_stops.get(name) if known else None
         self._set_phase(block, _VALUE)
         if block.passthrough:
             return

@@ -26,8 +26,8 @@ class ToolSpec:
         close_tag: ``</name>``.
         value_stops: a declared parameter's name -> the stop pattern of the fast path in
             its value (:func:`~stream_parser.core.scan.exact_stop_pattern`), compiled
-            when the parameter is first read.  Shared by the parsers of the tool set;
-            bounded by ``params``.
+            when a value of the parameter first grows long.  Shared by the parsers of
+            the tool set; bounded by ``params``.
     """
 
     __slots__ = ("close_tag", "name", "params", "start_tag", "value_stops")
@@ -83,8 +83,8 @@ class ToolBlock(BoundedBlock):
         phase: where the reader is inside the block.
         step: the reader's step for ``phase``.
         window: how far a tag that matters inside the value can reach.
-        stop: what stops the fast path inside the value: the tags that matter there, or
-            a prefix of one at the end of the chunk.
+        stop: the exact stop pattern of the open parameter's value, once it is known
+            (see ``ToolSpec.value_stops``); None before.
         cut_short: the proper prefixes of those tags (one may be cut by a chunk's end).
         rejected: a close of the open parameter was rejected (text followed it), so the
             tool's end tag, if it comes without a pending close, makes the call malformed.

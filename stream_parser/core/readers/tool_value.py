@@ -20,10 +20,11 @@ delta event, the common case) or :meth:`ValueSteps.plain`.
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from ..events import ErrorType, ParseEvent, _fast_param_delta
-from ..scan import longest_prefix_suffix, stop_pattern
+from ..scan import exact_stop_pattern, longest_prefix_suffix, stop_pattern
 from ..state import ToolPhase, Trigger
 from ..xml_tools import XMLArgumentConverter
 from .base import NO, WAIT, YES, Cursor, FastPath
@@ -37,6 +38,9 @@ _CDATA_CLOSE: Final = "]]>"
 # Inside a value only a closing tag ("</") or a CDATA section ("<!") can matter; while
 # the value is watched for another call's start, every "<" can.
 _VALUE_STOP: Final = stop_pattern(("</", CDATA_OPEN))
+# A value longer than this (characters) gets its exact stop pattern: compiling one costs
+# about as much as a few hundred chunks, paid once per parameter of a tool set.
+_EXACT_AFTER: Final = 1024
 _WATCH_STOP: Final = stop_pattern(("<",))
 _CDATA_STOP: Final = stop_pattern((_CDATA_CLOSE,))
 # Module-level names: an Enum member lookup is a slow attribute access.
@@ -256,11 +260,11 @@ class ValueSteps(ToolReaderBase):
     def fast_path(self) -> FastPath:
         """Inside a value (or CDATA), a chunk without a tag that matters is all value.
 
-        In a declared parameter's value the stop pattern finds only the parameter's
-        closing tag, the tool's end tag and ``<![CDATA[`` (or the start of one at the
-        end of the chunk), so ``</div>`` in a file body does not leave the fast path;
-        elsewhere it finds ``</`` and ``<!`` (every ``<`` while the value is watched,
-        ``]]`` in CDATA).
+        In a long value of a declared parameter (over 1024 characters) the stop pattern
+        finds only the parameter's closing tag, the tool's end tag and ``<![CDATA[`` (or
+        the start of one at the end of the chunk), so ``</div>`` in a file body does not
+        leave the fast path; elsewhere it finds ``</`` and ``<!`` (every ``<`` while the
+        value is watched, ``]]`` in CDATA).
 
         The function is chosen for the situation, which only the slow path changes:
         :meth:`delta` while each chunk of the value becomes one delta event (the common
@@ -273,7 +277,14 @@ class ValueSteps(ToolReaderBase):
         if phase is _VALUE:
             if block.watch >= 0:
                 return _WATCH_STOP, self.plain
-            stop = _VALUE_STOP if block.stop is None else block.stop
+            stop = block.stop
+            if stop is None:
+                stop = _VALUE_STOP
+                if (
+                    block.param_known
+                    and self.cur.offset - block.start - block.value_start > _EXACT_AFTER
+                ):
+                    stop = block.stop = self._exact_stop(block)
         elif phase is _CDATA:
             stop = _CDATA_STOP
             if block.watch >= 0:
@@ -283,6 +294,22 @@ class ValueSteps(ToolReaderBase):
         if block.param_known and self.cur.emit_deltas:
             return stop, self.delta
         return stop, self.plain
+
+    @staticmethod
+    def _exact_stop(block: ToolBlock) -> re.Pattern[str]:
+        """The exact stop pattern of the open (declared) parameter, compiled once.
+
+        It finds only the tags that matter in the value, not every ``</``, so that a
+        value full of HTML or XML closing tags goes through the fast path too.  It is
+        kept in the tool's spec, shared by the parsers of the tool set (bounded by the
+        tool's parameters; an undeclared one keeps the coarse pattern).
+        """
+        stops = block.spec.value_stops
+        stop = stops.get(block.param)
+        if stop is None:
+            tags = (block.param_close, block.spec.close_tag, CDATA_OPEN)
+            stop = stops[block.param] = exact_stop_pattern(tags)
+        return stop
 
     def delta(self, chunk: str, out: list[ParseEvent]) -> bool:
         """Take a whole chunk as value, and its delta event: the hottest path of all.
