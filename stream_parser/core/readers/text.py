@@ -219,8 +219,23 @@ class TextReader(Reader):
         return YES if buf[k] in allowed else NO
 
     def fast_path(self) -> FastPath:
-        """A chunk without the first character of any tag is all text."""
+        """A chunk without the first character of any tag is all text.
+
+        Once the reply has started, without the unknown-tool watch, :meth:`text_chunk`
+        (which tests nothing else) takes the chunks; :meth:`plain` otherwise.
+        """
+        if self.watch is None and not self.cur.reply_start:
+            return self.stop, self.text_chunk
         return self.stop, self.plain
+
+    def text_chunk(self, chunk: str, out: list[ParseEvent]) -> bool:
+        """Take a whole chunk as text (the common case)."""
+        cur = self.cur
+        start = cur.offset
+        cur.offset = end = start + len(chunk)
+        cur.prev_char = chunk[-1]
+        out.append(_fast_text(chunk, (start, end)))
+        return True
 
     def plain(self, chunk: str, out: list[ParseEvent]) -> bool:
         """Take a whole chunk as text (the fast path)."""

@@ -225,9 +225,31 @@ class ThinkingReader(Reader):
                 out.append(_fast_thinking_delta(piece, (base + start, base + end)))
 
     def fast_path(self) -> FastPath:
-        """A chunk without the first character of an end tag is all content."""
-        assert self.block is not None
-        return self.block.stop, self.plain
+        """A chunk without the first character of an end tag is all content.
+
+        Once the content has begun, with deltas on, :meth:`delta` (which tests nothing
+        else) takes the chunks; :meth:`plain` otherwise.
+        """
+        block = self.block
+        assert block is not None
+        if not block.fresh and self.cur.emit_deltas:
+            return block.stop, self.delta
+        return block.stop, self.plain
+
+    def delta(self, chunk: str, out: list[ParseEvent]) -> bool:
+        """Take a whole chunk as content, and its delta event (the common case)."""
+        cur = self.cur
+        block = self.block
+        assert block is not None
+        start = cur.offset
+        end = start + len(chunk)
+        if end > block.mark:
+            return self.plain(chunk, out)
+        cur.offset = end
+        cur.prev_char = chunk[-1]
+        block.pieces.append(chunk)
+        out.append(_fast_thinking_delta(chunk, (start, end)))
+        return True
 
     def plain(self, chunk: str, out: list[ParseEvent]) -> bool:
         """Take a whole chunk as content (the fast path)."""
