@@ -55,7 +55,7 @@ from .readers import (
     ThinkingReader,
     ToolReader,
 )
-from .scan import is_cut, stop_char
+from .scan import stop_char
 from .state import ParseState, ParseStateManager, Trigger
 from .tables import plugin_tags, tag_tables, tool_tables
 from .xml_tools import XMLArgumentConverter
@@ -272,7 +272,8 @@ class StreamToolParser:
         # that would forbid it (held text, pending reasoning, a stopped parser) has
         # turned it off (``_plain`` is None), so it is not tested per chunk.
         plain = self._plain
-        if plain is not None and isinstance(chunk, str) and chunk:
+        # (A str subclass takes the slow path: the class test is cheaper than isinstance.)
+        if plain is not None and chunk.__class__ is str and chunk:
             out: list[ParseEvent] = []
             if self._stop_char not in chunk or (m := self._stop.search(chunk)) is None:
                 if plain(chunk, out):
@@ -283,6 +284,26 @@ class StreamToolParser:
 
     def _feed(self, chunk: str) -> list[ParseEvent]:
         """``feed()`` of a chunk that the fast path does not take."""
+        held = self._held
+        if held is not None and isinstance(chunk, str) and chunk:
+            # Text was held: the start of a tag cut by the end of the last chunk (the
+            # parser is open, no reasoning is pending: both turn _held off).  If the
+            # chunk shows it was none, the held text and the chunk are plain content
+            # together (the reader's offset is that of the held text); or the two may
+            # end in a cut tag again.
+            buf = self._tail + chunk
+            out: list[ParseEvent] = []
+            if self._stop_char not in buf or (m := self._stop.search(buf)) is None:
+                if held(buf, out):
+                    self._tail = ""
+                    self._plain, self._held = held, None
+                    return out
+            elif self._cut(buf, m, held, out):
+                return out
+            # Refused: nothing was taken, and the loop reads the buffer.
+            self._started = True
+            self._consume(buf, out)
+            return out
         state = self._sm.current_state
         if state is _CLOSED:
             raise ParserClosedError("feed() after close()")
@@ -293,25 +314,10 @@ class StreamToolParser:
         if not chunk:
             return []
         self._started = True
-        out: list[ParseEvent] = []
+        out = []
         if self._reasoning is not None:
             self._end_reasoning(out)
-        buf = self._tail + chunk if self._tail else chunk
-        held = self._held
-        if held is not None:
-            # Text was held: the start of a tag cut by the end of the last chunk.  If
-            # the chunk shows it was none, the held text and the chunk are plain content
-            # together (the reader's offset is that of the held text); or the two may
-            # end in a cut tag again.
-            m = self._stop.search(buf) if self._stop_char in buf else None
-            if m is None:
-                if held(buf, out):
-                    self._tail = ""
-                    self._plain, self._held = held, None
-                    return out
-            elif self._cut(buf, m, held, out):
-                return out
-        self._consume(buf, out)
+        self._consume(self._tail + chunk if self._tail else chunk, out)
         return out
 
     def _cut(
@@ -330,7 +336,8 @@ class StreamToolParser:
         must see the part taken.
         """
         k = m.start()
-        if not k or not is_cut(m) or not self._reader.holds_cut or not plain(buf[:k], out):
+        # m.lastindex: is_cut(m), without the call.
+        if not k or m.lastindex is None or not self._reader.holds_cut or not plain(buf[:k], out):
             return False
         self._tail = buf[k:]
         self._plain, self._held = None, plain

@@ -69,6 +69,7 @@ class ToolBlock(BoundedBlock):
 
     Attributes:
         spec: the tool.
+        name: the tool's name (``spec.name``, one attribute access less per chunk).
         call_index: the index reserved for the call.
         raw: the block's text so far (:class:`~.pieces.Pieces`: a value is a slice of it).
         fold_at: absolute offset past which the value's paths fold ``raw`` (every
@@ -108,6 +109,7 @@ class ToolBlock(BoundedBlock):
         "elem_open",
         "elements",
         "fold_at",
+        "name",
         "param",
         "param_close",
         "param_known",
@@ -130,6 +132,7 @@ class ToolBlock(BoundedBlock):
     def __init__(self, spec: ToolSpec, start: int, call_index: int, max_size: int) -> None:
         super().__init__(start, max_size)
         self.spec = spec
+        self.name = spec.name
         self.call_index = call_index
         self.raw = Pieces()
         self.fold_at = min(self.limit, start + FOLD_SIZE)

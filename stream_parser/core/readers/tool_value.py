@@ -85,7 +85,7 @@ class ValueSteps(ToolReaderBase):
                 base = self.cur.offset
                 out.append(
                     _fast_param_delta(
-                        block.spec.name,
+                        block.name,
                         block.param,
                         piece,
                         block.call_index,
@@ -101,7 +101,7 @@ class ValueSteps(ToolReaderBase):
             start = block.quiet_start
             out.append(
                 _fast_param_delta(
-                    block.spec.name,
+                    block.name,
                     block.param,
                     piece,
                     block.call_index,
@@ -328,7 +328,7 @@ class ValueSteps(ToolReaderBase):
         cur.prev_char = chunk[-1]
         block.raw.append(chunk)
         out.append(
-            _fast_param_delta(block.spec.name, block.param, chunk, block.call_index, (start, end))
+            _fast_param_delta(block.name, block.param, chunk, block.call_index, (start, end))
         )
         return True
 
@@ -356,7 +356,7 @@ class ValueSteps(ToolReaderBase):
             else:
                 out.append(
                     _fast_param_delta(
-                        block.spec.name, block.param, chunk, block.call_index, (start, end)
+                        block.name, block.param, chunk, block.call_index, (start, end)
                     )
                 )
         return True
