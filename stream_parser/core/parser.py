@@ -443,7 +443,7 @@ class StreamToolParser:
             if cur.back >= 0:  # a reader gave text back with its state change
                 buf, pos = self._go_back(buf)
         if pos:
-            cur.prev_char = buf[pos - 1]
+            cur.before = buf[pos - 1]
             cur.offset += pos
         self._tail = buf[pos:]
         if cur.final and self._tail:
@@ -465,7 +465,7 @@ class StreamToolParser:
         if cur.offset - target != len(text):
             raise self._fail("text given back does not end where the buffer starts")
         cur.offset = target
-        cur.prev_char = cur.back_prev
+        cur.before = cur.back_prev
         return text + buf, 0
 
     def _select_fast_path(self) -> None:

@@ -68,7 +68,9 @@ class Cursor:
         ws_cap: ``config.buffer_keep_size``: how much whitespace a look-ahead may skip.
         offset: absolute offset of the first character of the buffer being read (of the
             held tail, between chunks).
-        prev_char: the character before ``offset``; a newline at the start of the stream.
+        before: text that ends at ``offset``: its last character is the one before
+            ``offset`` (a newline at the start of the stream).  The fast paths store the
+            chunk they took, which costs less than taking its last character.
         final: True in the pass of ``close()``: the end of the buffer is the end of the
             stream, so nothing waits.
         in_fence: inside a fenced code block (``fence_aware``).
@@ -90,6 +92,7 @@ class Cursor:
         "back",
         "back_prev",
         "back_text",
+        "before",
         "call_count",
         "config",
         "cut",
@@ -98,7 +101,6 @@ class Cursor:
         "in_fence",
         "move",
         "offset",
-        "prev_char",
         "reply_start",
         "ws_cap",
     )
@@ -108,7 +110,7 @@ class Cursor:
         self.emit_deltas = config.emit_deltas
         self.ws_cap = config.buffer_keep_size
         self.offset = 0
-        self.prev_char = "\n"  # the stream starts a line
+        self.before = "\n"  # the stream starts a line
         self.final = False
         self.in_fence = False
         self.call_count = 0
@@ -118,6 +120,15 @@ class Cursor:
         self.back_prev = ""
         self.cut = False
         self.reply_start = False
+
+    @property
+    def prev_char(self) -> str:
+        """The character before ``offset`` (the last of :attr:`before`)."""
+        return self.before[-1]
+
+    @prev_char.setter
+    def prev_char(self, char: str) -> None:
+        self.before = char
 
     def give_back(self, target: int, text: str, prev: str) -> None:
         """Ask the driver to read the stream again from absolute offset ``target``.

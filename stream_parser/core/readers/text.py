@@ -125,7 +125,7 @@ class TextReader(Reader):
                     return i
             elif spec is not None:
                 assert isinstance(spec, TagSpec)
-                before = buf[i - 1] if i else cur.prev_char
+                before = buf[i - 1] if i else cur.before[-1]
                 kind = spec.kind
                 if kind is _THINKING:
                     # A thinking tag written as inline code (`<think>`) is text, as a
@@ -233,7 +233,7 @@ class TextReader(Reader):
         cur = self.cur
         start = cur.offset
         cur.offset = end = start + len(chunk)
-        cur.prev_char = chunk[-1]
+        cur.before = chunk
         out.append(_fast_text(chunk, (start, end)))
         return True
 
@@ -249,5 +249,5 @@ class TextReader(Reader):
         else:
             watch.feed(chunk, 0, len(chunk), start, out)
         cur.offset = start + len(chunk)
-        cur.prev_char = chunk[-1]
+        cur.before = chunk
         return True

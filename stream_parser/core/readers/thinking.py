@@ -246,7 +246,7 @@ class ThinkingReader(Reader):
         if end > block.mark:
             return self.plain(chunk, out)
         cur.offset = end
-        cur.prev_char = chunk[-1]
+        cur.before = chunk
         block.pieces.append(chunk)
         out.append(_fast_thinking_delta(chunk, (start, end)))
         return True
@@ -262,7 +262,7 @@ class ThinkingReader(Reader):
             block.fresh = False  # the content began right after the start tag
         start = cur.offset
         cur.offset = end = start + len(chunk)
-        cur.prev_char = chunk[-1]
+        cur.before = chunk
         if end > block.mark:
             self._keep(block, chunk, start, out)
         else:

@@ -207,7 +207,7 @@ class ValueSteps(ToolReaderBase):
             return NO
         if buf[i : gt + 1] not in self._start_tags:
             return NO
-        before = buf[i - 1] if i else cur.prev_char
+        before = buf[i - 1] if i else cur.before[-1]
         if before == "`" or cur.in_fence:
             return NO
         j = gt + 1
@@ -325,7 +325,7 @@ class ValueSteps(ToolReaderBase):
         if end > block.fold_at:
             return self.plain(chunk, out)
         cur.offset = end
-        cur.prev_char = chunk[-1]
+        cur.before = chunk
         block.raw.append(chunk)
         out.append(
             _fast_param_delta(block.name, block.param, chunk, block.call_index, (start, end))
@@ -348,7 +348,7 @@ class ValueSteps(ToolReaderBase):
             block.raw.fold()
             block.fold_at = min(block.limit - block.window, end + FOLD_SIZE)
         cur.offset = end
-        cur.prev_char = chunk[-1]
+        cur.before = chunk
         block.raw.append(chunk)
         if block.param_known and cur.emit_deltas:
             if block.watch >= 0:
