@@ -14,7 +14,9 @@ How it works (the theory of operation is in ``state.py``; the readers are descri
   become a tag, it waits.  That is what makes the events independent of chunking.
 * Most chunks of a long text, thinking block or parameter value contain no character
   that could matter in the current state; the reader's *fast path* takes such a chunk
-  whole, without the loop (see :meth:`StreamToolParser.feed`).
+  whole, without the loop (see :meth:`StreamToolParser.feed`).  With most readers it
+  also takes a chunk up to a tag cut by its end, the driver holding the cut tag
+  (``Reader.holds_cut``), and tries held text with the next chunk the same way.
 * ``close()`` runs the readers once more in *final* mode, where the end of the buffer is
   the end of the stream (partial tags are text, open blocks are reported unclosed).
 
