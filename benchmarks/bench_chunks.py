@@ -12,8 +12,11 @@ character chunks, to each parser and reports the time per chunk (``feed`` of eve
 chunk plus ``close``; the events are consumed and dropped, as a streaming UI would).
 Ours is measured twice: with the default configuration (streaming delta events on) and
 with ``emit_deltas=False`` (whole blocks only, which is all the naive baseline
-produces).  Targets for ours: about 1 us per chunk, and flat from 100 KB to 1 MB
-(ratio at most 1.3).
+produces).  Beside them, the *bare scan loop* (:func:`bare_scan`: one ``find("<")``
+per chunk, the least any parser must do) and ours as a multiple of it: a measure of the
+parser's own overhead that does not depend on the machine's speed.  Targets for ours:
+about 1 us per chunk, at most 8 times the bare scan loop from 100 KB on, and flat from
+100 KB to 1 MB (ratio at most 1.3).
 
 Table 2 is the regression guard for long thinking blocks: ``<think>`` + n x ``x`` +
 ``</think>`` fed one character at a time, n = 20k, 40k, 80k.
@@ -41,7 +44,7 @@ import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 if __package__ in (None, ""):  # run as a script: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -63,6 +66,8 @@ K = TypeVar("K", bound=Hashable)
 GUARD_SIZES: tuple[int, ...] = (20_000, 40_000, 80_000)
 FLAT_TARGET = 1.3
 PER_CHUNK_TARGET_US = 1.0
+BARE_TARGET = 8.0
+"""Ours at most this many times the bare scan loop (:func:`bare_scan`), from 100 KB on."""
 MIN_TOTAL_S = 0.5
 STAT = "best"
 """Which of a figure\'s runs counts: ``best`` (the fastest) or ``median``."""
@@ -86,13 +91,35 @@ def naive() -> NaiveParser:
     return NaiveParser(TOOLS)
 
 
-def time_once(factory: Factory, chunks: Sequence[str]) -> float:
-    """Seconds to feed every chunk to a new parser and close it (gc off while timing)."""
-    parser = factory()
-    feed = parser.feed
+BARE_SCAN: Final = None
+"""The job "factory" of the bare scan loop (:func:`bare_scan`), which has no parser."""
+
+
+def bare_scan(chunks: Sequence[str]) -> None:
+    """The least any streaming parser must do: look at every chunk for a ``<``.
+
+    No parser can do less per chunk than one loop step and one search of the chunk in
+    C; the ratio of a parser's time to this loop's is its overhead, whatever the speed
+    of the machine.
+    """
+    for chunk in chunks:
+        chunk.find("<")
+
+
+def time_once(factory: Factory | None, chunks: Sequence[str]) -> float:
+    """Seconds to feed every chunk to a new parser and close it (gc off while timing).
+
+    With ``factory`` :data:`BARE_SCAN`, the seconds of :func:`bare_scan` instead.
+    """
+    parser = None if factory is None else factory()
     gc.collect()
     gc.disable()
     try:
+        if parser is None:
+            start = CLOCK()
+            bare_scan(chunks)
+            return CLOCK() - start
+        feed = parser.feed
         start = CLOCK()
         for chunk in chunks:
             feed(chunk)
@@ -103,7 +130,7 @@ def time_once(factory: Factory, chunks: Sequence[str]) -> float:
 
 
 def best_interleaved(
-    jobs: Mapping[K, tuple[Factory, Sequence[str]]],
+    jobs: Mapping[K, tuple[Factory | None, Sequence[str]]],
     repeat: int,
     *,
     min_total: float = MIN_TOTAL_S,
@@ -175,6 +202,7 @@ class _Row:
     chunks: int
     ours: float
     blocks: float
+    bare: float
     naive: float | None
     naive_note: str
 
@@ -191,10 +219,11 @@ def run_workload_table(sizes: Sequence[int], repeat: int, naive_budget: float) -
         workloads[size] = chunks = cut_chunks(text)
         if size <= 100_000:
             check_agreement(text, chunks)
-    jobs: dict[tuple[str, int], tuple[Factory, Sequence[str]]] = {}
+    jobs: dict[tuple[str, int], tuple[Factory | None, Sequence[str]]] = {}
     for size, chunks in workloads.items():
         jobs["ours", size] = (ours, chunks)
         jobs["blocks", size] = (ours_blocks_only, chunks)
+        jobs["bare", size] = (BARE_SCAN, chunks)
     t_ours = best_interleaved(jobs, repeat)
 
     rows: list[_Row] = []
@@ -222,6 +251,7 @@ def run_workload_table(sizes: Sequence[int], repeat: int, naive_budget: float) -
                 chunks=len(chunks),
                 ours=us_per(t_ours["ours", size], len(chunks)),
                 blocks=us_per(t_ours["blocks", size], len(chunks)),
+                bare=us_per(t_ours["bare", size], len(chunks)),
                 naive=None if t_naive is None else us_per(t_naive, len(chunks)),
                 naive_note=note,
             )
@@ -233,12 +263,20 @@ def print_workload_table(rows: Sequence[_Row]) -> None:
     """Print table 1 and the flatness ratio of ours."""
     print("Table 1: agent reply (prose, thinking, 3 tool calls) in 1-8 char chunks, us/chunk")
     print()
-    print("| size  |  chunks |      ours | ours, no deltas |   naive loop | naive / ours |")
-    print("|-------|--------:|----------:|----------------:|-------------:|-------------:|")
+    print(
+        "| size  |  chunks |      ours | ours, no deltas | bare scan loop | ours / bare "
+        "| no deltas / bare |   naive loop | naive / ours |"
+    )
+    print(
+        "|-------|--------:|----------:|----------------:|---------------:|------------:"
+        "|-----------------:|-------------:|-------------:|"
+    )
     for r in rows:
         ratio = None if r.naive is None else r.naive / r.ours
         print(
             f"| {r.label:<5} | {r.chunks:>7} | {_fmt(r.ours)} | {_fmt(r.blocks, 15)} "
+            f"| {_fmt(r.bare, 14, 3)} | {_fmt(r.ours / r.bare, 11, 1)} "
+            f"| {_fmt(r.blocks / r.bare, 16, 1)} "
             f"| {_fmt(r.naive, 12)} | {_fmt(ratio, 12, 1)} |"
         )
     for r in rows:
@@ -259,6 +297,14 @@ def print_workload_table(rows: Sequence[_Row]) -> None:
         f"ours, worst us/chunk: {worst:.2f} (target about {PER_CHUNK_TARGET_US:g} us: "
         f"{'ok' if worst <= 1.2 * PER_CHUNK_TARGET_US else 'ABOVE TARGET'})"
     )
+    for r in rows:
+        if r.size >= 100_000:
+            ratio = r.ours / r.bare
+            verdict = "ok" if ratio <= BARE_TARGET else "ABOVE TARGET"
+            print(
+                f"ours / bare scan loop at {r.label}: {ratio:.1f} (target <= {BARE_TARGET:g}: "
+                f"{verdict}); no deltas: {r.blocks / r.bare:.1f}"
+            )
 
 
 def thinking_guard_input(n: int) -> list[str]:
@@ -390,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(_environment())
     print(
-        f"{args.clock} clock, best of {args.repeat}+ runs (short ones repeated for "
+        f"{args.clock} clock, {args.stat} of {args.repeat}+ runs (short ones repeated for "
         f"{MIN_TOTAL_S:g} s, sizes interleaved), gc off while timing"
     )
     print()

@@ -14,7 +14,9 @@ How it works (the theory of operation is in ``state.py``; the readers are descri
   become a tag, it waits.  That is what makes the events independent of chunking.
 * Most chunks of a long text, thinking block or parameter value contain no character
   that could matter in the current state; the reader's *fast path* takes such a chunk
-  whole, without the loop (see :meth:`StreamToolParser.feed`).
+  whole, without the loop (see :meth:`StreamToolParser.feed`).  With most readers it
+  also takes a chunk up to a tag cut by its end, the driver holding the cut tag
+  (``Reader.holds_cut``), and tries held text with the next chunk the same way.
 * ``close()`` runs the readers once more in *final* mode, where the end of the buffer is
   the end of the stream (partial tags are text, open blocks are reported unclosed).
 
@@ -37,7 +39,7 @@ from collections.abc import (
     Iterable,
     Iterator,
 )
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import ConfigError, InternalError, ParserClosedError
 from .chunks import ChatDelta
@@ -55,6 +57,7 @@ from .readers import (
     ThinkingReader,
     ToolReader,
 )
+from .scan import stop_char
 from .state import ParseState, ParseStateManager, Trigger
 from .tables import plugin_tags, tag_tables, tool_tables
 from .xml_tools import XMLArgumentConverter
@@ -66,6 +69,8 @@ __all__ = ["StreamItem", "StreamToolParser", "aparse_stream", "parse_stream"]
 
 # Module-level names: an Enum member lookup is a slow attribute access.
 _CLOSED, _ERROR = ParseState.CLOSED, ParseState.ERROR
+_NEVER: Final = re.compile(r"(?!)")
+"""The stop pattern of a fast path that takes any chunk: it matches nothing."""
 
 
 class StreamToolParser:
@@ -164,8 +169,12 @@ class StreamToolParser:
         # The current state's reader, kept in step with the state by _move() so that the
         # per-chunk loop does not look it up (Enum hashing is a Python-level call).
         self._reader = self._readers[self._sm.current_state]
-        self._stop: re.Pattern[str] | None = None
+        # The fast path of feed() (see _select_fast_path): None while it is off; _held
+        # is the fast path of a chunk that follows held text.
         self._plain: Callable[[str, list[ParseEvent]], bool] | None = None
+        self._held: Callable[[str, list[ParseEvent]], bool] | None = None
+        self._stop: re.Pattern[str] = _NEVER
+        self._stop_char = ""
         self._select_fast_path()
 
     def _move(self, trigger: Trigger) -> None:
@@ -177,6 +186,9 @@ class StreamToolParser:
             self._sm.transition(trigger)
         finally:
             self._reader = self._readers[self._sm.current_state]
+            # Off until the loop selects the new reader's fast path as it returns (and
+            # for good in a stopped state, so that feed() reaches its checks).
+            self._plain = self._held = None
 
     def _fail(self, message: str) -> InternalError:
         """An internal error was detected: move to ``ERROR`` and return the exception."""
@@ -191,7 +203,9 @@ class StreamToolParser:
         Raises:
             ConfigError: the parser has already been fed, or a tag is already claimed.
         """
-        if self._started:
+        # The fast path does not set _started: a chunk it took moved the offset, or is
+        # held.
+        if self._started or self._cur.offset or self._tail:
             raise ConfigError("plugins must be registered before the first feed()")
         self._add_plugin(plugin)
         self._compile()
@@ -253,6 +267,45 @@ class StreamToolParser:
             InternalError: the parser stopped after an internal error.
             TypeError: ``chunk`` is not a ``str``.
         """
+        # Fast path: the chunk contains no character that could matter in the current
+        # state, so all of it is plain content of that state.  Most chunks of a long
+        # text, thinking block or parameter value go this way: one ``in`` test (the
+        # search only when the stop character is there), one call.  Everything else
+        # that would forbid it (held text, pending reasoning, a stopped parser) has
+        # turned it off (``_plain`` is None), so it is not tested per chunk.
+        plain = self._plain
+        # (A str subclass takes the slow path: the class test is cheaper than isinstance.)
+        if plain is not None and chunk.__class__ is str and chunk:
+            out: list[ParseEvent] = []
+            if self._stop_char not in chunk or (m := self._stop.search(chunk)) is None:
+                if plain(chunk, out):
+                    return out
+            elif self._cut(chunk, m, plain, out):
+                return out
+        return self._feed(chunk)
+
+    def _feed(self, chunk: str) -> list[ParseEvent]:
+        """``feed()`` of a chunk that the fast path does not take."""
+        held = self._held
+        if held is not None and isinstance(chunk, str) and chunk:
+            # Text was held: the start of a tag cut by the end of the last chunk (the
+            # parser is open, no reasoning is pending: both turn _held off).  If the
+            # chunk shows it was none, the held text and the chunk are plain content
+            # together (the reader's offset is that of the held text); or the two may
+            # end in a cut tag again.
+            buf = self._tail + chunk
+            out: list[ParseEvent] = []
+            if self._stop_char not in buf or (m := self._stop.search(buf)) is None:
+                if held(buf, out):
+                    self._tail = ""
+                    self._plain, self._held = held, None
+                    return out
+            elif self._cut(buf, m, held, out):
+                return out
+            # Refused: nothing was taken, and the loop reads the buffer.
+            self._started = True
+            self._consume(buf, out)
+            return out
         state = self._sm.current_state
         if state is _CLOSED:
             raise ParserClosedError("feed() after close()")
@@ -263,22 +316,34 @@ class StreamToolParser:
         if not chunk:
             return []
         self._started = True
-        out: list[ParseEvent] = []
+        out = []
         if self._reasoning is not None:
             self._end_reasoning(out)
-        # Fast path: nothing is held and the chunk contains no character that could
-        # matter in the current state, so all of it is plain content of that state.
-        # Most chunks of a long text, thinking block or parameter value take this path.
-        plain = self._plain
-        if (
-            plain is not None
-            and not self._tail
-            and (self._stop is None or self._stop.search(chunk) is None)
-            and plain(chunk, out)
-        ):
-            return out
         self._consume(self._tail + chunk if self._tail else chunk, out)
         return out
+
+    def _cut(
+        self,
+        buf: str,
+        m: re.Match[str],
+        plain: Callable[[str, list[ParseEvent]], bool],
+        out: list[ParseEvent],
+    ) -> bool:
+        """The fast path of a buffer whose first stop is a tag cut by its end.
+
+        With a reader that allows it (``Reader.holds_cut``), what comes before the cut
+        tag is plain content and the cut tag is held, as the loop would do, without
+        running the loop.  Returns whether the buffer was taken.  Not when nothing comes
+        before it: the reader's function, which may refuse (near a size limit, say),
+        must see the part taken.
+        """
+        k = m.start()
+        # m.lastindex: is_cut(m), without the call.
+        if not k or m.lastindex is None or not self._reader.holds_cut or not plain(buf[:k], out):
+            return False
+        self._tail = buf[k:]
+        self._plain, self._held = None, plain
+        return True
 
     def close(self) -> list[ParseEvent]:
         """End the stream: flush what is held and report blocks left open.
@@ -380,7 +445,7 @@ class StreamToolParser:
             if cur.back >= 0:  # a reader gave text back with its state change
                 buf, pos = self._go_back(buf)
         if pos:
-            cur.prev_char = buf[pos - 1]
+            cur.before = buf[pos - 1]
             cur.offset += pos
         self._tail = buf[pos:]
         if cur.final and self._tail:
@@ -402,18 +467,39 @@ class StreamToolParser:
         if cur.offset - target != len(text):
             raise self._fail("text given back does not end where the buffer starts")
         cur.offset = target
-        cur.prev_char = cur.back_prev
+        cur.before = cur.back_prev
         return text + buf, 0
 
     def _select_fast_path(self) -> None:
-        """Choose the fast path of feed() for the reader that is now current."""
-        self._stop, self._plain = self._reader.fast_path()
+        """Choose the fast path of feed() for the reader that is now current.
+
+        It stays off while reasoning is pending (the next chunk ends it).  While text is
+        held, it is tried on the held text and the next chunk together, by ``_feed``,
+        if what the reader holds is only ever a cut tag (``Reader.holds_cut``).
+        The stop character is worked out only when the pattern changes: most readers
+        return the same pattern each time.
+        """
+        stop, plain = self._reader.fast_path()
+        if self._reasoning is not None:
+            plain = None
+        if stop is None:
+            stop = _NEVER
+        if stop is not self._stop:
+            self._stop = stop
+            self._stop_char = stop_char(stop)
+        if not self._tail:
+            self._plain, self._held = plain, None
+        elif self._reader.holds_cut:
+            self._plain, self._held = None, plain
+        else:
+            self._plain = self._held = None
 
     # --- side channels ---------------------------------------------------------------------
 
     def _add_reasoning(self, text: str, out: list[ParseEvent]) -> None:
         if self._reasoning is None:
             self._reasoning = []
+            self._plain = self._held = None  # the next chunk ends the reasoning first
         self._reasoning.append(text)
         if self._cur.emit_deltas:
             out.append(_fast_thinking_delta(text, (self.offset, self.offset)))

@@ -9,11 +9,18 @@ before:
   One compiled character-class regex, like markdown-it's ``terminator_re``.
 * :meth:`TagTable.match_at`: at that position, is there a whole tag, a proper prefix of
   one that the next chunk may complete (:data:`PARTIAL`), or nothing?
+
+The fast path of ``feed()`` asks a cheaper question of each chunk: may anything in it
+begin a tag?  :func:`stop_pattern` answers it with one regex search, and
+:func:`stop_char` gives the one character every match begins with when there is one
+(``<`` for XML tags), so that a chunk without that character, most chunks, is let
+through by a plain ``in`` test without the search.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -29,7 +36,10 @@ __all__ = [
     "TagKind",
     "TagSpec",
     "TagTable",
+    "exact_stop_pattern",
+    "is_cut",
     "longest_prefix_suffix",
+    "stop_char",
     "stop_pattern",
 ]
 
@@ -217,6 +227,9 @@ def stop_pattern(tags: Iterable[str]) -> re.Pattern[str] | None:
     its end, so all of it can be handled as plain content without looking further.  Two
     characters are checked (``<`` followed by ``/``, say), which lets chunks of code full
     of ``a < b`` through.  None when there are no tags at all.
+
+    The end of the chunk after a tag's first character is the pattern's only group
+    (:func:`is_cut`), so that a match can tell a tag cut by the end of the chunk.
     """
     seconds: dict[str, set[str]] = {}
     for tag in tags:
@@ -229,5 +242,141 @@ def stop_pattern(tags: Iterable[str]) -> re.Pattern[str] | None:
             alternatives.append(re.escape(first))
         else:
             chars = "".join(re.escape(c) for c in sorted(nexts))
-            alternatives.append(f"{re.escape(first)}(?:[{chars}]|\\Z)")
+            alternatives.append(f"{re.escape(first)}(?:[{chars}]|(\\Z))")
     return re.compile("|".join(alternatives))
+
+
+def stop_char(pattern: re.Pattern[str] | None) -> str:
+    """The one character every match of ``pattern`` begins with, or ``""`` if none.
+
+    A chunk without that character has no match, so ``stop_char(p) not in chunk`` is a
+    cheaper first test than ``p.search(chunk) is None`` (an ``in`` test costs about a
+    quarter of a regex search on a short chunk).  It is read from the pattern's text:
+    a literal character, not repeated, and no alternative at the top level after it,
+    matched case-sensitively.  ``""`` (which every string contains, so the search still
+    runs) for any other pattern, such as one of alternatives that begin differently,
+    and for None.
+
+    Example:
+        >>> stop_char(stop_pattern(["</", "<![CDATA["]))
+        '<'
+        >>> stop_char(stop_pattern(["<think>", "```"]))
+        ''
+    """
+    if pattern is None or pattern.flags & (re.IGNORECASE | re.VERBOSE):
+        return ""
+    return _first_char(pattern.pattern)
+
+
+@functools.lru_cache(maxsize=256)
+def _first_char(source: str) -> str:
+    """:func:`stop_char` of a pattern's text.
+
+    Cached: the driver asks each time its fast path changes pattern, which may be at
+    every parameter of every call.
+    """
+    if not source:
+        return ""
+    first = source[0]
+    size = 1
+    if first == "\\":
+        # An escaped character is a literal only when it is not a letter or a digit
+        # (those are classes and anchors: \d, \w, \A...); re.escape writes no other.
+        if len(source) < 2 or source[1].isalnum():
+            return ""
+        first, size = source[1], 2
+    elif first in _SPECIAL:
+        return ""
+    if source[size : size + 1] in _QUANTIFIERS or _top_level_bar(source, size):
+        return ""
+    return first
+
+
+_SPECIAL: Final = frozenset(".^$*+?{}[]|()")
+_QUANTIFIERS: Final = frozenset("*+?{")
+
+
+def _top_level_bar(source: str, start: int) -> bool:
+    """Whether ``source[start:]`` has a ``|`` outside every group and character class.
+
+    Reads escapes and classes as the re module does (a ``]`` first in a class is
+    literal), so that a pattern it says has none is one sequence.
+    """
+    depth = 0
+    i, n = start, len(source)
+    while i < n:
+        c = source[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i += 1
+            if i < n and source[i] == "^":
+                i += 1
+            if i < n and source[i] == "]":
+                i += 1
+            while i < n and source[i] != "]":
+                i += 2 if source[i] == "\\" else 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            return True
+        i += 1
+    return False
+
+
+def is_cut(match: re.Match[str]) -> bool:
+    """Whether a stop pattern's match is a tag cut by the end of the chunk.
+
+    That is a proper prefix of a tag that runs to the end of the chunk, not a whole tag
+    (for a pattern made by :func:`stop_pattern` or :func:`exact_stop_pattern`).
+
+    Example:
+        >>> p = exact_stop_pattern(["</content>"])
+        >>> is_cut(p.search("a </con")), is_cut(p.search("a </content>"))
+        (True, False)
+    """
+    return match.lastindex is not None
+
+
+_EXACT_MAX: Final = 64
+
+
+def exact_stop_pattern(tags: Iterable[str]) -> re.Pattern[str]:
+    """A pattern that finds each of ``tags``, and a proper prefix of one at the end.
+
+    The precise twin of :func:`stop_pattern`, for a state where a few long tags matter
+    and other tags alike in their first two characters are frequent (the closing tags
+    of HTML inside a parameter's value, ``</div>`` beside ``</content>``): a chunk
+    without a match holds none of the tags and does not end inside one.  Compiled once
+    per set of tags by its caller (it costs more than :func:`stop_pattern`).  With a tag
+    longer than 64 characters it is :func:`stop_pattern`'s pattern, which stops at more.
+
+    Example:
+        >>> p = exact_stop_pattern(["</content>", "<![CDATA["])
+        >>> [bool(p.search(s)) for s in ("a</div>", "a</content>", "a</con", "a<!x")]
+        [False, True, True, False]
+    """
+    tags = sorted(set(tags))
+    if max(map(len, tags)) > _EXACT_MAX:
+        # One nested group per character: keep the regex small and shallow.
+        coarse = stop_pattern(tags)
+        assert coarse is not None
+        return coarse
+    return re.compile(_trie(tags))
+
+
+def _trie(tags: list[str]) -> str:
+    """The regex of :func:`exact_stop_pattern` for ``tags`` (sorted, distinct, not empty)."""
+    by_first: dict[str, list[str]] = {}
+    for tag in tags:
+        by_first.setdefault(tag[0], []).append(tag[1:])
+    alternatives = []
+    for first, rests in by_first.items():
+        if "" in rests:  # a whole tag ends here: any longer one begins with it
+            alternatives.append(re.escape(first))
+        else:
+            alternatives.append(f"{re.escape(first)}(?:{_trie(rests)}|(\\Z))")
+    return "|".join(alternatives)

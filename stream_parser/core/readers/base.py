@@ -54,7 +54,9 @@ WAIT: Final = 3
 FastPath = tuple["re.Pattern[str] | None", "Callable[[str, list[ParseEvent]], bool] | None"]
 """A reader's fast path: a pattern of the characters that need the slow path (None: any
 chunk qualifies) and the function that takes a whole chunk as plain content (None: no
-fast path).  The function may still refuse a chunk by returning False."""
+fast path).  The function may still refuse a chunk by returning False, before it has
+changed anything.  With ``Reader.holds_cut`` it is also given held text and the next
+chunk together, and the part of a chunk before a tag cut by its end."""
 
 
 class Cursor:
@@ -66,7 +68,9 @@ class Cursor:
         ws_cap: ``config.buffer_keep_size``: how much whitespace a look-ahead may skip.
         offset: absolute offset of the first character of the buffer being read (of the
             held tail, between chunks).
-        prev_char: the character before ``offset``; a newline at the start of the stream.
+        before: text that ends at ``offset``: its last character is the one before
+            ``offset`` (a newline at the start of the stream).  The fast paths store the
+            chunk they took, which costs less than taking its last character.
         final: True in the pass of ``close()``: the end of the buffer is the end of the
             stream, so nothing waits.
         in_fence: inside a fenced code block (``fence_aware``).
@@ -88,6 +92,7 @@ class Cursor:
         "back",
         "back_prev",
         "back_text",
+        "before",
         "call_count",
         "config",
         "cut",
@@ -96,7 +101,6 @@ class Cursor:
         "in_fence",
         "move",
         "offset",
-        "prev_char",
         "reply_start",
         "ws_cap",
     )
@@ -106,7 +110,7 @@ class Cursor:
         self.emit_deltas = config.emit_deltas
         self.ws_cap = config.buffer_keep_size
         self.offset = 0
-        self.prev_char = "\n"  # the stream starts a line
+        self.before = "\n"  # the stream starts a line
         self.final = False
         self.in_fence = False
         self.call_count = 0
@@ -116,6 +120,15 @@ class Cursor:
         self.back_prev = ""
         self.cut = False
         self.reply_start = False
+
+    @property
+    def prev_char(self) -> str:
+        """The character before ``offset`` (the last of :attr:`before`)."""
+        return self.before[-1]
+
+    @prev_char.setter
+    def prev_char(self, char: str) -> None:
+        self.before = char
 
     def give_back(self, target: int, text: str, prev: str) -> None:
         """Ask the driver to read the stream again from absolute offset ``target``.
@@ -238,12 +251,20 @@ class Reader:
 
     Attributes:
         cur: the shared cursor.
+        holds_cut: what the reader holds at the end of a buffer is only ever a tag cut
+            by the buffer's end, so its fast path may take more than whole chunks: the
+            part of a chunk before such a cut tag (a match of its stop pattern that
+            :func:`~stream_parser.core.scan.is_cut` tells), the driver holding the
+            rest, which :meth:`run` would deliver the same way (one event) and hold
+            without a word; and held text with the next chunk, when together they
+            hold no match.  False by default.
     """
 
-    __slots__ = ("cur",)
+    __slots__ = ("cur", "holds_cut")
 
     def __init__(self, cur: Cursor) -> None:
         self.cur = cur
+        self.holds_cut = False
 
     def run(self, buf: str, pos: int, out: list[ParseEvent]) -> int:
         """Consume ``buf`` from ``pos``; return the position reached."""

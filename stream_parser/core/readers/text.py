@@ -63,6 +63,7 @@ class TextReader(Reader):
     ) -> None:
         super().__init__(cur)
         self.thinking = thinking
+        self.holds_cut = True  # what run() holds at a chunk's end is a cut tag
         self.tool = tool
         self.plugin = plugin
         self.table = _NO_TAGS
@@ -124,7 +125,7 @@ class TextReader(Reader):
                     return i
             elif spec is not None:
                 assert isinstance(spec, TagSpec)
-                before = buf[i - 1] if i else cur.prev_char
+                before = buf[i - 1] if i else cur.before[-1]
                 kind = spec.kind
                 if kind is _THINKING:
                     # A thinking tag written as inline code (`<think>`) is text, as a
@@ -218,8 +219,23 @@ class TextReader(Reader):
         return YES if buf[k] in allowed else NO
 
     def fast_path(self) -> FastPath:
-        """A chunk without the first character of any tag is all text."""
+        """A chunk without the first character of any tag is all text.
+
+        Once the reply has started, without the unknown-tool watch, :meth:`text_chunk`
+        (which tests nothing else) takes the chunks; :meth:`plain` otherwise.
+        """
+        if self.watch is None and not self.cur.reply_start:
+            return self.stop, self.text_chunk
         return self.stop, self.plain
+
+    def text_chunk(self, chunk: str, out: list[ParseEvent]) -> bool:
+        """Take a whole chunk as text (the common case)."""
+        cur = self.cur
+        start = cur.offset
+        cur.offset = end = start + len(chunk)
+        cur.before = chunk
+        out.append(_fast_text(chunk, (start, end)))
+        return True
 
     def plain(self, chunk: str, out: list[ParseEvent]) -> bool:
         """Take a whole chunk as text (the fast path)."""
@@ -233,5 +249,5 @@ class TextReader(Reader):
         else:
             watch.feed(chunk, 0, len(chunk), start, out)
         cur.offset = start + len(chunk)
-        cur.prev_char = chunk[-1]
+        cur.before = chunk
         return True

@@ -105,6 +105,7 @@ class ThinkingReader(Reader):
     def __init__(self, cur: Cursor) -> None:
         super().__init__(cur)
         self.block: ThinkingBlock | None = None
+        self.holds_cut = True  # what run() holds at a chunk's end is a cut tag
         framing = dialect_framing(cur.config.dialects)
         self.open_ = framing.thinking_open
         self.close = framing.thinking_close
@@ -224,9 +225,31 @@ class ThinkingReader(Reader):
                 out.append(_fast_thinking_delta(piece, (base + start, base + end)))
 
     def fast_path(self) -> FastPath:
-        """A chunk without the first character of an end tag is all content."""
-        assert self.block is not None
-        return self.block.stop, self.plain
+        """A chunk without the first character of an end tag is all content.
+
+        Once the content has begun, with deltas on, :meth:`delta` (which tests nothing
+        else) takes the chunks; :meth:`plain` otherwise.
+        """
+        block = self.block
+        assert block is not None
+        if not block.fresh and self.cur.emit_deltas:
+            return block.stop, self.delta
+        return block.stop, self.plain
+
+    def delta(self, chunk: str, out: list[ParseEvent]) -> bool:
+        """Take a whole chunk as content, and its delta event (the common case)."""
+        cur = self.cur
+        block = self.block
+        assert block is not None
+        start = cur.offset
+        end = start + len(chunk)
+        if end > block.mark:
+            return self.plain(chunk, out)
+        cur.offset = end
+        cur.before = chunk
+        block.pieces.append(chunk)
+        out.append(_fast_thinking_delta(chunk, (start, end)))
+        return True
 
     def plain(self, chunk: str, out: list[ParseEvent]) -> bool:
         """Take a whole chunk as content (the fast path)."""
@@ -239,7 +262,7 @@ class ThinkingReader(Reader):
             block.fresh = False  # the content began right after the start tag
         start = cur.offset
         cur.offset = end = start + len(chunk)
-        cur.prev_char = chunk[-1]
+        cur.before = chunk
         if end > block.mark:
             self._keep(block, chunk, start, out)
         else:

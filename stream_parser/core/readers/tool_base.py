@@ -182,7 +182,11 @@ class ToolReaderBase(BoundedReader[ToolBlock]):
         block.value_start = end - block.start  # the start tag is in raw already
         tags = (block.param_close, block.spec.close_tag, CDATA_OPEN)
         block.window = max(len(tag) for tag in tags)
+        # The value's fast paths stop a tag's length before the size limit (see plain).
+        block.fold_at = min(block.fold_at, block.limit - block.window)
         block.cut_short = frozenset(tag[:k] for tag in tags for k in range(1, len(tag)))
+        # The exact stop pattern of the value, if one was compiled (see fast_path).
+        block.stop = block.spec.value_stops.get(name) if known else None
         self._set_phase(block, _VALUE)
         if block.passthrough:
             return

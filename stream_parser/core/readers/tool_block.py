@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 
 from ..events import ParseEvent
@@ -23,15 +24,20 @@ class ToolSpec:
         params: its parameter names (field names and valid aliases).
         start_tag: ``<name>``.
         close_tag: ``</name>``.
+        value_stops: a declared parameter's name -> the stop pattern of the fast path in
+            its value (:func:`~stream_parser.core.scan.exact_stop_pattern`), compiled
+            when a value of the parameter first grows long.  Shared by the parsers of
+            the tool set; bounded by ``params``.
     """
 
-    __slots__ = ("close_tag", "name", "params", "start_tag")
+    __slots__ = ("close_tag", "name", "params", "start_tag", "value_stops")
 
     def __init__(self, name: str, params: frozenset[str]) -> None:
         self.name = name
         self.params = params
         self.start_tag = f"<{name}>"
         self.close_tag = f"</{name}>"
+        self.value_stops: dict[str, re.Pattern[str]] = {}
 
 
 class ToolTable:
@@ -63,11 +69,12 @@ class ToolBlock(BoundedBlock):
 
     Attributes:
         spec: the tool.
+        name: the tool's name (``spec.name``, one attribute access less per chunk).
         call_index: the index reserved for the call.
         raw: the block's text so far (:class:`~.pieces.Pieces`: a value is a slice of it).
         fold_at: absolute offset past which the value's paths fold ``raw`` (every
-            :data:`~.pieces.FOLD_SIZE` characters); never past ``limit``, so that the
-            fast path checks both with one comparison.
+            :data:`~.pieces.FOLD_SIZE` characters); in a value, never past ``limit``
+            less ``window``, so that the fast path checks both with one comparison.
         params: the closed parameters' raw values.
         param: the open parameter's name.
         param_close: its closing tag.
@@ -77,6 +84,8 @@ class ToolBlock(BoundedBlock):
         phase: where the reader is inside the block.
         step: the reader's step for ``phase``.
         window: how far a tag that matters inside the value can reach.
+        stop: the exact stop pattern of the open parameter's value, once it is known
+            (see ``ToolSpec.value_stops``); None before.
         cut_short: the proper prefixes of those tags (one may be cut by a chunk's end).
         rejected: a close of the open parameter was rejected (text followed it), so the
             tool's end tag, if it comes without a pending close, makes the call malformed.
@@ -100,6 +109,7 @@ class ToolBlock(BoundedBlock):
         "elem_open",
         "elements",
         "fold_at",
+        "name",
         "param",
         "param_close",
         "param_known",
@@ -113,6 +123,7 @@ class ToolBlock(BoundedBlock):
         "rejected",
         "spec",
         "step",
+        "stop",
         "value_start",
         "watch",
         "window",
@@ -121,6 +132,7 @@ class ToolBlock(BoundedBlock):
     def __init__(self, spec: ToolSpec, start: int, call_index: int, max_size: int) -> None:
         super().__init__(start, max_size)
         self.spec = spec
+        self.name = spec.name
         self.call_index = call_index
         self.raw = Pieces()
         self.fold_at = min(self.limit, start + FOLD_SIZE)
@@ -132,6 +144,7 @@ class ToolBlock(BoundedBlock):
         self.phase = ToolPhase.BODY
         self.step: Step
         self.window = 0
+        self.stop: re.Pattern[str] | None = None
         self.cut_short: frozenset[str] = frozenset()
         self.rejected = False
         self.watch = -1

@@ -14,15 +14,17 @@ close that is confirmed settles it the other way: the paused deltas are sent
 (:meth:`ValueSteps._send_quiet`).  The rules are laid out in :mod:`.tool`.
 
 The fast path of ``feed()`` is here too: inside a value (or CDATA), a chunk without a
-character that matters is all value, taken whole by :meth:`ValueSteps.plain`.
+tag that matters is all value, taken whole by :meth:`ValueSteps.delta` (each chunk one
+delta event, the common case) or :meth:`ValueSteps.plain`.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from ..events import ErrorType, ParseEvent, _fast_param_delta
-from ..scan import longest_prefix_suffix, stop_pattern
+from ..scan import exact_stop_pattern, longest_prefix_suffix, stop_pattern
 from ..state import ToolPhase, Trigger
 from ..xml_tools import XMLArgumentConverter
 from .base import NO, WAIT, YES, Cursor, FastPath
@@ -36,6 +38,9 @@ _CDATA_CLOSE: Final = "]]>"
 # Inside a value only a closing tag ("</") or a CDATA section ("<!") can matter; while
 # the value is watched for another call's start, every "<" can.
 _VALUE_STOP: Final = stop_pattern(("</", CDATA_OPEN))
+# A value longer than this (characters) gets its exact stop pattern: compiling one costs
+# about as much as a few hundred chunks, paid once per parameter of a tool set.
+_EXACT_AFTER: Final = 1024
 _WATCH_STOP: Final = stop_pattern(("<",))
 _CDATA_STOP: Final = stop_pattern((_CDATA_CLOSE,))
 # Module-level names: an Enum member lookup is a slow attribute access.
@@ -49,6 +54,7 @@ class ValueSteps(ToolReaderBase):
 
     def __init__(self, cur: Cursor, table: ToolTable, converter: XMLArgumentConverter) -> None:
         super().__init__(cur, table.specs, converter)
+        self.holds_cut = True  # what run() holds at a chunk's end is a cut tag
         # The start tags that open a call in text (rule 3), watched for in a value that
         # holds its tool's end tag: compiled once per tool set, copied to slots here for
         # the hot path.
@@ -71,7 +77,7 @@ class ValueSteps(ToolReaderBase):
             at = self.cur.offset + end
             if at > block.fold_at:
                 block.raw.fold()
-                block.fold_at = min(block.limit, at + FOLD_SIZE)
+                block.fold_at = min(block.limit - block.window, at + FOLD_SIZE)
             if block.param_known and self.cur.emit_deltas:
                 if block.watch >= 0:  # undecided: the deltas wait (see _watch)
                     block.quiet.append(piece)
@@ -79,7 +85,7 @@ class ValueSteps(ToolReaderBase):
                 base = self.cur.offset
                 out.append(
                     _fast_param_delta(
-                        block.spec.name,
+                        block.name,
                         block.param,
                         piece,
                         block.call_index,
@@ -95,7 +101,7 @@ class ValueSteps(ToolReaderBase):
             start = block.quiet_start
             out.append(
                 _fast_param_delta(
-                    block.spec.name,
+                    block.name,
                     block.param,
                     piece,
                     block.call_index,
@@ -106,10 +112,24 @@ class ValueSteps(ToolReaderBase):
     def _value_step(self, block: ToolBlock, buf: str, pos: int, out: list[ParseEvent]) -> int:
         """VALUE: the open parameter's value, up to a ``<`` that matters."""
         n = len(buf)
-        i = buf.find("<", pos)
-        if i < 0:  # the common case inside a long value: all of it is value
-            self._value(block, buf, pos, n, out)
-            return n
+        stop = block.stop
+        if stop is not None and block.watch < 0:
+            # A declared parameter, not watched: its exact stop pattern skips every '<'
+            # that cannot matter (the closing tags of HTML in a file body) in one search.
+            m = stop.search(buf, pos)
+            if m is None:
+                self._value(block, buf, pos, n, out)
+                return n
+            i = m.start()
+            if not self.cur.final and buf[i:] in block.cut_short:
+                # The most frequent stop: a '<' (or "</") at the end of the chunk.
+                self._value(block, buf, pos, i, out)
+                return i
+        else:
+            i = buf.find("<", pos)
+            if i < 0:  # the common case inside a long value: all of it is value
+                self._value(block, buf, pos, n, out)
+                return n
         # Walk the '<'s of the value.  What matters: this parameter's closing tag (the
         # close becomes pending, rule 5), the tool's end tag (after a rejected close it
         # ends the call as malformed; otherwise the value is watched from there), the
@@ -187,7 +207,7 @@ class ValueSteps(ToolReaderBase):
             return NO
         if buf[i : gt + 1] not in self._start_tags:
             return NO
-        before = buf[i - 1] if i else cur.prev_char
+        before = buf[i - 1] if i else cur.before[-1]
         if before == "`" or cur.in_fence:
             return NO
         j = gt + 1
@@ -238,16 +258,79 @@ class ValueSteps(ToolReaderBase):
     # --- fast path ---------------------------------------------------------------------
 
     def fast_path(self) -> FastPath:
-        """Inside a value (or CDATA), a chunk without ``<`` (or ``]``) is all value."""
+        """Inside a value (or CDATA), a chunk without a tag that matters is all value.
+
+        In a long value of a declared parameter (over 1024 characters) the stop pattern
+        finds only the parameter's closing tag, the tool's end tag and ``<![CDATA[`` (or
+        the start of one at the end of the chunk), so ``</div>`` in a file body does not
+        leave the fast path; elsewhere it finds ``</`` and ``<!`` (every ``<`` while the
+        value is watched, ``]]`` in CDATA).
+
+        The function is chosen for the situation, which only the slow path changes:
+        :meth:`delta` while each chunk of the value becomes one delta event (the common
+        case), :meth:`plain` otherwise.
+        """
         block = self.block
-        if block is not None and not block.passthrough:
-            if block.phase is _VALUE:
-                if block.watch < 0:
-                    return _VALUE_STOP, self.plain
+        if block is None or block.passthrough:
+            return None, None
+        phase = block.phase
+        if phase is _VALUE:
+            if block.watch >= 0:
                 return _WATCH_STOP, self.plain
-            if block.phase is _CDATA:
-                return _CDATA_STOP, self.plain
-        return None, None
+            stop = block.stop
+            if stop is None:
+                stop = _VALUE_STOP
+                if (
+                    block.param_known
+                    and self.cur.offset - block.start - block.value_start > _EXACT_AFTER
+                ):
+                    stop = block.stop = self._exact_stop(block)
+        elif phase is _CDATA:
+            stop = _CDATA_STOP
+            if block.watch >= 0:
+                return stop, self.plain
+        else:
+            return None, None
+        if block.param_known and self.cur.emit_deltas:
+            return stop, self.delta
+        return stop, self.plain
+
+    @staticmethod
+    def _exact_stop(block: ToolBlock) -> re.Pattern[str]:
+        """The exact stop pattern of the open (declared) parameter, compiled once.
+
+        It finds only the tags that matter in the value, not every ``</``, so that a
+        value full of HTML or XML closing tags goes through the fast path too.  It is
+        kept in the tool's spec, shared by the parsers of the tool set (bounded by the
+        tool's parameters; an undeclared one keeps the coarse pattern).
+        """
+        stops = block.spec.value_stops
+        stop = stops.get(block.param)
+        if stop is None:
+            tags = (block.param_close, block.spec.close_tag, CDATA_OPEN)
+            stop = stops[block.param] = exact_stop_pattern(tags)
+        return stop
+
+    def delta(self, chunk: str, out: list[ParseEvent]) -> bool:
+        """Take a whole chunk as value, and its delta event: the hottest path of all.
+
+        Only for a declared parameter whose deltas stream (not paused by the watch);
+        a chunk that reaches the next fold offset goes through :meth:`plain`.
+        """
+        block = self.block
+        assert block is not None
+        cur = self.cur
+        start = cur.offset
+        end = start + len(chunk)
+        if end > block.fold_at:
+            return self.plain(chunk, out)
+        cur.offset = end
+        cur.before = chunk
+        block.raw.append(chunk)
+        out.append(
+            _fast_param_delta(block.name, block.param, chunk, block.call_index, (start, end))
+        )
+        return True
 
     def plain(self, chunk: str, out: list[ParseEvent]) -> bool:
         """Take a whole chunk as value; refuse one that reaches the size limit."""
@@ -257,12 +340,15 @@ class ValueSteps(ToolReaderBase):
         start = cur.offset
         end = start + len(chunk)
         if end > block.fold_at:
-            if end > block.limit:  # the size guard runs on the slow path
+            # Near the size limit the slow path runs the size guard.  The margin of a
+            # tag's length keeps a chunk whose end the driver holds (Reader.holds_cut)
+            # from reaching past the limit unseen.
+            if end + block.window > block.limit:
                 return False
             block.raw.fold()
-            block.fold_at = min(block.limit, end + FOLD_SIZE)
+            block.fold_at = min(block.limit - block.window, end + FOLD_SIZE)
         cur.offset = end
-        cur.prev_char = chunk[-1]
+        cur.before = chunk
         block.raw.append(chunk)
         if block.param_known and cur.emit_deltas:
             if block.watch >= 0:
@@ -270,7 +356,7 @@ class ValueSteps(ToolReaderBase):
             else:
                 out.append(
                     _fast_param_delta(
-                        block.spec.name, block.param, chunk, block.call_index, (start, end)
+                        block.name, block.param, chunk, block.call_index, (start, end)
                     )
                 )
         return True

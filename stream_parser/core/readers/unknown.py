@@ -119,7 +119,7 @@ class UnknownToolWatch:
         at = base + start
         if at != self._next:  # not the continuation of the text watched so far
             self.reset()
-            self._before = self._cur.prev_char if start == 0 else buf[start - 1]
+            self._before = self._cur.before[-1] if start == 0 else buf[start - 1]
             self._in_fence = self._in_fence and self._fence_aware
         self._next = base + end
         if self._pending:
