@@ -71,6 +71,8 @@ __all__ = ["StreamItem", "StreamToolParser", "aparse_stream", "parse_stream"]
 _CLOSED, _ERROR = ParseState.CLOSED, ParseState.ERROR
 _NEVER: Final = re.compile(r"(?!)")
 """The stop pattern of a fast path that takes any chunk: it matches nothing."""
+_SLICE: Final = 8192
+"""Chunks longer than this (a whole file fed at once) are read in slices of this size."""
 
 
 class StreamToolParser:
@@ -286,6 +288,15 @@ class StreamToolParser:
 
     def _feed(self, chunk: str) -> list[ParseEvent]:
         """``feed()`` of a chunk that the fast path does not take."""
+        if isinstance(chunk, str) and len(chunk) > _SLICE:
+            # A block's size guard and its cut tags look at the buffer from the block's
+            # start, so a buffer of megabytes would be copied once per block: quadratic
+            # in one huge chunk.  Any chunking is read alike, so reading it in slices
+            # gives the same events (text deltas come per slice) in linear time.
+            out: list[ParseEvent] = []
+            for start in range(0, len(chunk), _SLICE):
+                out += self.feed(chunk[start : start + _SLICE])
+            return out
         held = self._held
         if held is not None and isinstance(chunk, str) and chunk:
             # Text was held: the start of a tag cut by the end of the last chunk (the
@@ -294,7 +305,7 @@ class StreamToolParser:
             # together (the reader's offset is that of the held text); or the two may
             # end in a cut tag again.
             buf = self._tail + chunk
-            out: list[ParseEvent] = []
+            out = []
             if self._stop_char not in buf or (m := self._stop.search(buf)) is None:
                 if held(buf, out):
                     self._tail = ""

@@ -25,7 +25,9 @@ import pytest
 
 from benchmarks.workload import TOOLS, build_reply, cut_chunks
 from stream_parser import ParseErrorEvent, ParseEvent, StreamToolParser, TextOutputEvent
+from stream_parser.core.config import ParserConfig
 from stream_parser.testing import assert_lossless
+from tests.helpers import run
 
 pytestmark = pytest.mark.slow
 
@@ -130,6 +132,12 @@ def tool_tag_then_whitespace(n: int) -> str:
     return ("<read_file>" + " " * 200 + "x") * (n // 212)
 
 
+def short_calls(n: int) -> str:
+    """Many short blocks: text, thinking and a call, repeated (a whole file fed at once)."""
+    unit = "Some text.\n<think>a thought</think>\n<read_file>\n<path>a.py</path>\n</read_file>\n"
+    return unit * (n // len(unit))
+
+
 # name -> (builder, size of the big input, timing rounds).  The 1 MB case is timed
 # best-of-2 only: it is by far the longest, and its ratio has the widest margin.
 CASES: dict[str, tuple[Callable[[int], str], int, int]] = {
@@ -158,6 +166,13 @@ def test_pathological_input_fed_whole_is_linear(case: str) -> None:
     assert_linear(make, big, whole=True)
 
 
+@pytest.mark.timeout(60)
+def test_many_blocks_fed_whole_are_linear() -> None:
+    # Each block's size guard looks at the buffer from the block's start: a file of
+    # megabytes fed as one chunk must not be copied once per block.
+    assert_linear(short_calls, 4_000_000, whole=True, rounds=2)
+
+
 # --- and the events are still right -------------------------------------------------------
 
 
@@ -177,3 +192,18 @@ def test_unclosed_tool_block_is_reported_and_delivered() -> None:
     errors = [e for e in events if isinstance(e, ParseErrorEvent)]
     assert [e.error_type for e in errors] == ["unclosed_tool"]
     assert "".join(e.text for e in events if isinstance(e, TextOutputEvent)) == text
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("max_tool_size", [ParserConfig().max_tool_size, 5_000])
+def test_a_chunk_read_in_slices_gives_the_events_of_small_chunks(max_tool_size: int) -> None:
+    # Longer than the parser's slice, with blocks across the slice boundaries (and with a
+    # small limit, a file body too large for it).
+    text = build_reply(60_000) + short_calls(30_000)
+
+    def factory() -> StreamToolParser:
+        return StreamToolParser(TOOLS, config=ParserConfig(max_tool_size=max_tool_size))
+
+    whole = run(factory, [text])
+    assert whole == run(factory, cut_chunks(text))
+    assert any(isinstance(e, ParseErrorEvent) for e in whole) == (max_tool_size == 5_000)
