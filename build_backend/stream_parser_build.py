@@ -9,10 +9,17 @@ the modules in :data:`COMPILED_MODULES`.  The ``.py`` sources stay in the wheel 
 to the extensions, and Python imports the extension first, so a compiled wheel is a
 drop-in replacement; ``stream_parser.core.COMPILED`` tells which one is in use.
 
-Only modules that mypyc handles and that gain from it are listed: the tag and JSON
-scanners and the state machine.  Modules with async generators, event classes whose
-``__class__`` is swapped or whose annotations Pydantic reads, and classes users
-subclass stay interpreted.
+Only modules that mypyc handles and that gain from it are listed: the driver
+(``parser.py``) and the readers it calls, with the tag and JSON scanners and the state
+machine.  The gain comes from the calls between them, which become C calls when both
+sides are compiled: the readers compiled without the driver, or the driver without the
+readers, run no faster than pure Python.  Left interpreted: ``core/drivers.py`` (an async
+generator), ``core/events.py`` (events whose ``__class__`` is swapped, whose
+``__slots__`` are read and whose annotations Pydantic reads), ``core/plugins.py``
+(``ParsePlugin``, which dialects and users subclass), ``readers/pieces.py`` (a ``list``
+subclass, which mypyc does not compile), and ``config.py`` and ``tables.py``, which
+gain nothing (and a compiled ``ParserConfig`` no longer exposes its defaults as class
+attributes).  ``docs/performance.md`` has the figures.
 """
 
 from __future__ import annotations
@@ -31,6 +38,17 @@ COMPILED_MODULES = [
     "stream_parser/core/scan.py",
     "stream_parser/core/state.py",
     "stream_parser/core/json_scan.py",
+    "stream_parser/core/parser.py",
+    "stream_parser/core/readers/base.py",
+    "stream_parser/core/readers/plugin.py",
+    "stream_parser/core/readers/text.py",
+    "stream_parser/core/readers/thinking.py",
+    "stream_parser/core/readers/tool.py",
+    "stream_parser/core/readers/tool_base.py",
+    "stream_parser/core/readers/tool_block.py",
+    "stream_parser/core/readers/tool_pending.py",
+    "stream_parser/core/readers/tool_value.py",
+    "stream_parser/core/readers/unknown.py",
 ]
 
 

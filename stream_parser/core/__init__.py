@@ -50,9 +50,10 @@ from .state import ParseState, ParseStateManager
 from .xml_tool_parser import XMLToolParser
 from .xml_tools import XMLArgumentConverter
 
-#: True when the scanners and the state machine run as mypyc-compiled extensions (a
-#: wheel built with ``STREAM_PARSER_COMPILE=1``, see ``docs/performance.md``); False
-#: for the default pure-Python build.  Behaviour is the same either way.
+#: True when the driver, its readers, the scanners and the state machine run as
+#: mypyc-compiled extensions (a wheel built with ``STREAM_PARSER_COMPILE=1``, see
+#: ``docs/performance.md``); False for the default pure-Python build.  Behaviour is the
+#: same either way.
 #:
 #: >>> isinstance(COMPILED, bool)
 #: True

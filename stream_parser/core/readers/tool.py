@@ -103,7 +103,12 @@ class ToolReader(PendingSteps):
             if block.step is step or self.block is not block:
                 return pos
 
-    passthrough = steps  # a too-large block is read the same way, its text emitted
+    def passthrough(self, block: ToolBlock, buf: str, pos: int, out: list[ParseEvent]) -> int:
+        """A too-large block is read the same way, its text emitted."""
+        # A method, not ``passthrough = steps``: mypyc turns a class-level alias of a
+        # method into a class attribute, and the compiled class then loses the
+        # attribute lookup of the methods it inherits.
+        return self.steps(block, buf, pos, out)
 
     # --- BODY --------------------------------------------------------------------------
 
