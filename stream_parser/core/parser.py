@@ -20,7 +20,9 @@ How it works (the theory of operation is in ``state.py``; the readers are descri
 
 The side channels of :class:`~stream_parser.core.chunks.ChatDelta` items (reasoning,
 native tool calls, usage) are handled here too; native calls are assembled in
-``native.py``.  The parser is not thread-safe: feed one parser from one thread or task.
+``native.py``, and chat completion chunks (the ``openai`` SDK's, or their JSON) are read
+into ``ChatDelta`` items by ``sdk_items.py``.  The parser is not thread-safe: feed one
+parser from one thread or task.
 
 Compiled tables (the tag table, the tools' lookup data, the argument converter) come
 from ``tables.py``, which keeps them per tool set so that a new parser costs little.

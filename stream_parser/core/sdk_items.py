@@ -67,25 +67,35 @@ def is_chunk(item: object) -> bool:
         >>> is_chunk({"choices": []}), is_chunk({"content": "hi"})
         (True, False)
     """
-    if isinstance(item, Mapping):
+    if type(item) is dict or isinstance(item, Mapping):
         return "choices" in item or "usage" in item
     return hasattr(item, "choices")
 
 
 def _field(obj: Any, name: str) -> Any:
-    """``obj[name]`` for a mapping, else ``obj.name`` or ``obj.model_extra[name]``."""
+    """``obj[name]`` for a mapping, else ``obj.name`` or ``obj.model_extra[name]``.
+
+    The common cases are tried first, without an ABC check or a failing attribute
+    lookup (each costs more than the rest of the reading): a dict, then an instance
+    attribute (a Pydantic model keeps its declared fields in ``__dict__``), then
+    ``model_extra``, where a Pydantic model keeps the fields its class does not
+    declare (such as ``reasoning_content`` on the SDK's ``ChoiceDelta``).
+    """
     if obj is None:
         return None
+    if type(obj) is dict:
+        return obj.get(name)
+    values = getattr(obj, "__dict__", None)
+    if values is not None and name in values:
+        return values[name]
+    extra = getattr(obj, "model_extra", None)
+    if type(extra) is dict:
+        # A Pydantic model that keeps extras: a name that is neither a field nor an
+        # extra is absent.
+        return extra.get(name)
     if isinstance(obj, Mapping):
         return obj.get(name)
-    value = getattr(obj, name, None)
-    if value is None:
-        # A Pydantic model keeps the fields its class does not declare (such as
-        # ``reasoning_content`` on the SDK's ``ChoiceDelta``) in ``model_extra``.
-        extra = getattr(obj, "model_extra", None)
-        if isinstance(extra, Mapping):
-            return extra.get(name)
-    return value
+    return getattr(obj, name, None)
 
 
 def _text(value: Any) -> str | None:
@@ -110,9 +120,17 @@ def _usage(value: Any) -> Any:
     return value
 
 
+def _is_list(value: Any) -> bool:
+    """A list, a tuple or another sequence that is not text."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return True
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
+
+
 def _first_choice(choices: Any) -> Any:
     """The choice with index 0 (or without an index); None if there is none."""
-    if isinstance(choices, (str, bytes)) or not isinstance(choices, Sequence):
+    if not _is_list(choices):
         return None
     for choice in choices:
         index = _field(choice, "index")
@@ -161,7 +179,7 @@ class ChunkReader:
         )
 
     def _fragments(self, raw: Any) -> tuple[ToolCallDelta, ...]:
-        if isinstance(raw, (str, bytes)) or not isinstance(raw, Sequence):
+        if not raw or not _is_list(raw):
             return ()
         fragments = []
         for item in raw:
