@@ -24,7 +24,8 @@ from .events import ParseEvent
 __all__ = ["StreamItem", "Utf8Decoder", "drive", "drive_async", "usage_from_metadata"]
 
 StreamItem = Any
-"""A stream item: ``str``, ``bytes``, ``(content, metadata)`` or :class:`ChatDelta`."""
+"""A stream item: ``str``, ``bytes``, ``(content, metadata)``, :class:`ChatDelta` or a chat
+completion chunk (the ``openai`` SDK's ``ChatCompletionChunk``, or a dict of its JSON)."""
 
 
 class _Parser(Protocol):

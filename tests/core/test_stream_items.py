@@ -11,6 +11,7 @@ import asyncio
 import copy
 import itertools
 from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -427,3 +428,20 @@ def test_property_chunks_equal_their_deltas_and_do_not_depend_on_the_cuts(
     got = events(sdk(data) for data in cut)
     assert got == events(ChunkReader().delta(data) for data in cut)
     assert merge_deltas(got) == merge_deltas(events(sdk(data) for data in whole))
+
+
+def test_reading_chunks_does_not_import_the_sdk() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from stream_parser import parse_stream; "
+        "chunk = {'choices': [{'index': 0, 'delta': {'content': 'hi'}}]}; "
+        "assert [e.kind for e in parse_stream([chunk])] == ['text']; "
+        "print('openai' in sys.modules)"
+    )
+    root = Path(__file__).resolve().parents[2]  # this checkout's package, not an installed one
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert result.stdout.strip() == "False"
