@@ -4,7 +4,11 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stream_parser import ChatDelta, StreamToolParser
 from stream_parser.core.config import ParserConfig
@@ -137,3 +141,21 @@ def test_a_limit_past_several_folds() -> None:
     assert len(too_large(events)) == 1
     assert deltas(events) == body
     assert thinking(run(reasoning(pieces))).content == body
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    text=st.text(min_size=1, max_size=40),
+    cuts=st.lists(st.integers(min_value=1, max_value=39), max_size=8),
+    limit=st.integers(min_value=1, max_value=45),
+)
+def test_property_the_head_is_kept_whatever_the_cuts(
+    text: str, cuts: list[int], limit: int
+) -> None:
+    bounds = [0, *sorted({c for c in cuts if c < len(text)}), len(text)]
+    pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]
+    events = run(reasoning(pieces), max_thinking_size=limit)
+    event = thinking(events)
+    assert (event.content, event.truncated) == (text[:limit], len(text) > limit)
+    assert len(too_large(events)) == (1 if len(text) > limit else 0)
+    assert deltas(events) == text

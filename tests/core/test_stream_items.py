@@ -445,3 +445,16 @@ def test_reading_chunks_does_not_import_the_sdk() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=root
     )
     assert result.stdout.strip() == "False"
+
+
+def test_reasoning_in_chunks_is_bounded_as_in_deltas() -> None:
+    from stream_parser import ParserConfig
+
+    pieces = ["abc", "defg", "hij"]
+    config = ParserConfig(max_thinking_size=5)
+    chunks = [sdk(chunk_json({"reasoning_content": piece})) for piece in pieces]
+    got = list(parse_stream(chunks, TOOLS, config=config))
+    assert got == list(parse_stream([ChatDelta(reasoning=p) for p in pieces], TOOLS, config=config))
+    assert [e.error_type for e in got if isinstance(e, ParseErrorEvent)] == ["thinking_too_large"]
+    (event,) = [e for e in got if isinstance(e, ThinkingEvent)]
+    assert (event.content, event.truncated) == ("abcde", True)
