@@ -24,6 +24,8 @@ From a chunk, :meth:`ChunkReader.delta` takes:
   ``delta.reasoning_content`` or, as some servers name it, ``delta.reasoning`` ->
   ``reasoning``; ``delta.tool_calls[i]`` (``index``, ``id``, ``function.name``,
   ``function.arguments``) -> ``tool_calls``; ``finish_reason`` -> ``finish_reason``;
+* a choice without ``delta`` but with a ``message`` (a whole ``ChatCompletion``, as
+  ``stream=False`` returns it) is read from the message: the reply in one item;
 * ``usage``, wherever it comes (often in a last chunk whose ``choices`` is empty), as a
   plain dict: a model's ``model_dump(mode="json", exclude_none=True)``, or a copy of a
   mapping; an object of another kind is passed on as it is.
@@ -54,7 +56,8 @@ __all__ = ["ACCEPTED_ITEMS", "ChunkReader", "is_chunk"]
 ACCEPTED_ITEMS = (
     "str; bytes (UTF-8, in parse_stream / aparse_stream); (content, metadata) tuples; "
     "ChatDelta; chat completion chunks (the openai SDK's ChatCompletionChunk, as its "
-    "Stream / AsyncStream yields them, or any object with a `choices` attribute); or "
+    "Stream / AsyncStream yields them, a whole ChatCompletion, or any object with a "
+    "`choices` attribute); or "
     "dicts shaped like a chunk's JSON ({'choices': [{'delta': {...}}]})"
 )
 """Every kind of stream item the parser accepts, for error messages."""
@@ -165,6 +168,9 @@ class ChunkReader:
         if choice is None:
             return ChatDelta(usage=usage)
         delta = _field(choice, "delta")
+        if delta is None:
+            # A whole completion (``stream=False``) carries its reply as ``message``.
+            delta = _field(choice, "message")
         content = _text(_field(delta, "content"))
         refusal = _text(_field(delta, "refusal"))
         if refusal is not None:

@@ -458,3 +458,49 @@ def test_reasoning_in_chunks_is_bounded_as_in_deltas() -> None:
     assert [e.error_type for e in got if isinstance(e, ParseErrorEvent)] == ["thinking_too_large"]
     (event,) = [e for e in got if isinstance(e, ThinkingEvent)]
     assert (event.content, event.truncated) == ("abcde", True)
+
+
+def test_a_whole_completion_is_one_item() -> None:
+    completion = openai_chat.ChatCompletion.model_validate(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {
+                        "role": "assistant",
+                        "content": "Checking.",
+                        "reasoning_content": "Two cities.",
+                        "tool_calls": [
+                            {
+                                "id": f"c{k}",
+                                "type": "function",
+                                "function": {"name": "get_weather", "arguments": args},
+                            }
+                            for k, args in enumerate(['{"city": "Oslo"}', '{"city": "Rome"}'])
+                        ],
+                    },
+                }
+            ],
+            "usage": USAGE,
+        }
+    )
+    got = events([completion])
+    deltas = [
+        ChatDelta(
+            content="Checking.",
+            reasoning="Two cities.",
+            tool_calls=(
+                ToolCallDelta(index=0, id="c0", name="get_weather", arguments='{"city": "Oslo"}'),
+                ToolCallDelta(index=1, id="c1", name="get_weather", arguments='{"city": "Rome"}'),
+            ),
+            usage=USAGE,
+            finish_reason="tool_calls",
+        )
+    ]
+    assert got == events(deltas)
+    assert [e.tool_instance.city for e in got if isinstance(e, ToolCallEvent)] == ["Oslo", "Rome"]
