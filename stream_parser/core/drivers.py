@@ -3,9 +3,14 @@
 The parser is push-based (``feed`` / ``close``).  These loops are all that differs
 between a synchronous and an asynchronous stream; they hold no parsing logic.  Items
 may be ``str``, ``bytes`` (decoded incrementally as UTF-8), ``(content, metadata)``
-pairs (usage read from the metadata, :func:`usage_from_metadata`) or
-:class:`~stream_parser.core.chunks.ChatDelta`; the parser's ``feed_item`` dispatches
-them.
+pairs (usage read from the metadata, :func:`usage_from_metadata`),
+:class:`~stream_parser.core.chunks.ChatDelta` or chat completion chunks (the ``openai``
+SDK's, read in :mod:`~stream_parser.core.sdk_items`); the parser's ``feed_item``
+dispatches them, ``str`` first.
+
+:func:`drive_async` also takes a synchronous iterable (a list, the SDK's ``Stream``):
+code that is async throughout can hand over whatever stream it has.  Pulling an item
+from it then runs in the event loop's thread, as a synchronous source does anyway.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ from .events import ParseEvent
 __all__ = ["StreamItem", "Utf8Decoder", "drive", "drive_async", "usage_from_metadata"]
 
 StreamItem = Any
-"""A stream item: ``str``, ``bytes``, ``(content, metadata)`` or :class:`ChatDelta`."""
+"""A stream item: ``str``, ``bytes``, ``(content, metadata)``, :class:`ChatDelta` or a chat
+completion chunk (the ``openai`` SDK's ``ChatCompletionChunk``, or a dict of its JSON)."""
 
 
 class _Parser(Protocol):
@@ -80,13 +86,27 @@ def drive(parser: _Parser, stream: Iterable[StreamItem]) -> Iterator[ParseEvent]
 
 
 async def drive_async(
-    parser: _Parser, stream: AsyncIterable[StreamItem]
+    parser: _Parser, stream: AsyncIterable[StreamItem] | Iterable[StreamItem]
 ) -> AsyncIterator[ParseEvent]:
-    """The async twin of :func:`drive`."""
+    """The async twin of :func:`drive`; ``stream`` may be async or sync.
+
+    Raises:
+        TypeError: ``stream`` is neither an async nor a sync iterable (raised when the
+            first event is asked for), or an item is of no accepted kind.
+    """
     decoder = Utf8Decoder()
-    async for item in stream:
-        for event in parser.feed_item(decoder.text(item)):
-            yield event
+    if isinstance(stream, AsyncIterable):
+        async for item in stream:
+            for event in parser.feed_item(decoder.text(item)):
+                yield event
+    elif isinstance(stream, Iterable):
+        for item in stream:
+            for event in parser.feed_item(decoder.text(item)):
+                yield event
+    else:
+        raise TypeError(
+            f"aparse_stream() takes an async or a sync iterable, not {type(stream).__name__}"
+        )
     for event in parser.feed_item(decoder.flush()):
         yield event
     for event in parser.close():

@@ -52,6 +52,15 @@ Error events carry the raw arguments string as ``context``, so nothing the serve
 is lost.  All events from this module have zero-width spans at the text offset the
 caller passes in: native calls come on a side channel, outside the text tiling.
 
+Reasoning that a server sends on its own channel (``ChatDelta.reasoning``, from
+``reasoning_content``) is gathered by :class:`ProviderReasoning`, bounded like a thinking
+block in the text: its first ``max_size`` characters (``ParserConfig.max_thinking_size``)
+are kept, cut at the same character however the server split them; the piece that
+crosses the bound makes :meth:`ProviderReasoning.add` return True, once (the parser then
+reports ``thinking_too_large``), and later pieces are not kept.  The parser still
+streams every piece as a delta, and the final ``ThinkingEvent`` holds the head, with
+``truncated=True``.
+
 Nothing here raises on what a server sends; only a bad registry (a programmer error)
 raises, at construction.  The accumulator is pure (no I/O, no asyncio) and, like the
 parser, not thread-safe.
@@ -78,8 +87,9 @@ from .events import (
     ToolCallStartEvent,
     shorten_context,
 )
+from .readers.pieces import Pieces
 
-__all__ = ["NativeCallAccumulator", "TRUNCATING_FINISH_REASONS"]
+__all__ = ["NativeCallAccumulator", "ProviderReasoning", "TRUNCATING_FINISH_REASONS"]
 
 TRUNCATING_FINISH_REASONS: frozenset[str | None] = frozenset({None, "length", "content_filter"})
 """Finish reasons after which an open native call is incomplete and must not run."""
@@ -367,4 +377,53 @@ class NativeCallAccumulator:
             call_index=call.index,
             call_id=call.call_id,
             span=span,
+        )
+
+
+class ProviderReasoning:
+    """Reasoning sent on a separate channel, kept up to ``max_size`` characters.
+
+    Args:
+        max_size: how many characters are kept (``ParserConfig.max_thinking_size``).
+
+    Example:
+        >>> reasoning = ProviderReasoning(5)
+        >>> [reasoning.add(piece) for piece in ["abc", "def", "ghi"]]
+        [False, True, False]
+        >>> reasoning.text(), reasoning.truncated
+        ('abcde', True)
+    """
+
+    __slots__ = ("max_size", "pieces", "size", "truncated")
+
+    def __init__(self, max_size: int) -> None:
+        self.max_size = max_size
+        self.pieces = Pieces()  # folded as it grows: a few bytes per character kept
+        self.size = 0  # characters kept
+        self.truncated = False
+
+    def add(self, text: str) -> bool:
+        """Keep what of ``text`` fits; True when it is the piece that crosses the bound."""
+        if self.truncated:
+            return False  # past the bound: it only streams
+        room = self.max_size - self.size
+        if len(text) <= room:
+            self.pieces.add(text)
+            self.size += len(text)
+            return False
+        if room > 0:
+            self.pieces.add(text[:room])
+            self.size += room
+        self.truncated = True
+        return True
+
+    def text(self) -> str:
+        """The reasoning kept: all of it, or its first ``max_size`` characters."""
+        return self.pieces.text()
+
+    def too_large_message(self) -> str:
+        """The ``thinking_too_large`` error's message."""
+        return (
+            f"the reasoning is longer than max_thinking_size ({self.max_size} characters); "
+            "the rest streams without being kept"
         )

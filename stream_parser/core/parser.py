@@ -22,7 +22,9 @@ How it works (the theory of operation is in ``state.py``; the readers are descri
 
 The side channels of :class:`~stream_parser.core.chunks.ChatDelta` items (reasoning,
 native tool calls, usage) are handled here too; native calls are assembled in
-``native.py``.  The parser is not thread-safe: feed one parser from one thread or task.
+``native.py``, and chat completion chunks (the ``openai`` SDK's, or their JSON) are read
+into ``ChatDelta`` items by ``sdk_items.py``.  The parser is not thread-safe: feed one
+parser from one thread or task.
 
 Compiled tables (the tag table, the tools' lookup data, the argument converter) come
 from ``tables.py``, which keeps them per tool set so that a new parser costs little.
@@ -58,12 +60,13 @@ from .readers import (
     ToolReader,
 )
 from .scan import stop_char
+from .sdk_items import ACCEPTED_ITEMS, ChunkReader, is_chunk
 from .state import ParseState, ParseStateManager, Trigger
 from .tables import plugin_tags, tag_tables, tool_tables
 from .xml_tools import XMLArgumentConverter
 
 if TYPE_CHECKING:
-    from .native import NativeCallAccumulator
+    from .native import NativeCallAccumulator, ProviderReasoning
 
 __all__ = ["StreamItem", "StreamToolParser", "aparse_stream", "parse_stream"]
 
@@ -158,12 +161,13 @@ class StreamToolParser:
         self._tail = ""
         self._started = False
         # Side channels (ChatDelta items).
-        self._reasoning: list[str] | None = None
+        self._reasoning: ProviderReasoning | None = None
         self._native: NativeCallAccumulator | None = None
         self._native_index: dict[int, int] = {}
         self._finish_reason: str | None = None
         self._stream_error: str | None = None
         self._last_usage: Any = None
+        self._chunks: ChunkReader | None = None  # chat completion chunks, on first use
         if self.config.starts_in_thinking:
             self._sm.current_state = ParseState.THINKING
             pairs = self.config.thinking_pairs
@@ -397,9 +401,12 @@ class StreamToolParser:
             if usage is not None:
                 self._usage(usage, out)
             return out
+        if is_chunk(item):
+            if self._chunks is None:
+                self._chunks = ChunkReader()
+            return self.feed_delta(self._chunks.delta(item))
         raise TypeError(
-            "stream items must be str, (content, metadata) tuples or ChatDelta, "
-            f"not {type(item).__name__}"
+            f"a stream item must be one of: {ACCEPTED_ITEMS}; got {type(item).__name__}"
         )
 
     def feed_delta(self, delta: ChatDelta) -> list[ParseEvent]:
@@ -434,12 +441,23 @@ class StreamToolParser:
 
         Items may be ``str``, ``bytes`` (decoded incrementally as UTF-8),
         ``(content, metadata)`` tuples (``metadata`` with usage gives a
-        :class:`TokenUsageEvent`) or :class:`~stream_parser.core.chunks.ChatDelta`.
+        :class:`TokenUsageEvent`), :class:`~stream_parser.core.chunks.ChatDelta`, or
+        chat completion chunks: the ``openai`` SDK's ``ChatCompletionChunk`` (so the
+        SDK's ``Stream`` can be passed as it is) or a dict shaped like its JSON (see
+        :mod:`~stream_parser.core.sdk_items`).
+
+        Raises:
+            TypeError: an item is of no accepted kind (the message lists them).
         """
         return drive(self, stream)
 
-    def aparse_stream(self, stream: AsyncIterable[StreamItem]) -> AsyncIterator[ParseEvent]:
-        """Parse an asynchronous stream; the async twin of :meth:`parse_stream`."""
+    def aparse_stream(
+        self, stream: AsyncIterable[StreamItem] | Iterable[StreamItem]
+    ) -> AsyncIterator[ParseEvent]:
+        """Parse an asynchronous stream; the async twin of :meth:`parse_stream`.
+
+        ``stream`` may also be a synchronous iterable (a list, the SDK's ``Stream``).
+        """
         return drive_async(self, stream)
 
     # --- the loop ------------------------------------------------------------------------
@@ -508,18 +526,31 @@ class StreamToolParser:
     # --- side channels ---------------------------------------------------------------------
 
     def _add_reasoning(self, text: str, out: list[ParseEvent]) -> None:
-        if self._reasoning is None:
-            self._reasoning = []
+        span = (self.offset, self.offset)
+        reasoning = self._reasoning
+        if reasoning is None:
+            from .native import ProviderReasoning  # on first use, as for native calls
+
+            reasoning = self._reasoning = ProviderReasoning(self.config.max_thinking_size)
             self._plain = self._held = None  # the next chunk ends the reasoning first
-        self._reasoning.append(text)
+        if reasoning.add(text):
+            # Bounded as a thinking block in the text is: reported once, then the rest
+            # only streams.
+            self._cur.error(out, ErrorType.THINKING_TOO_LARGE, reasoning.too_large_message(), span)
         if self._cur.emit_deltas:
-            out.append(_fast_thinking_delta(text, (self.offset, self.offset)))
+            out.append(_fast_thinking_delta(text, span))
 
     def _end_reasoning(self, out: list[ParseEvent]) -> None:
-        if self._reasoning is not None:
-            content = "".join(self._reasoning)
+        reasoning = self._reasoning
+        if reasoning is not None:
             self._reasoning = None
-            out.append(ThinkingEvent(content=content, span=(self.offset, self.offset)))
+            out.append(
+                ThinkingEvent(
+                    content=reasoning.text(),
+                    truncated=reasoning.truncated,
+                    span=(self.offset, self.offset),
+                )
+            )
 
     def _usage(self, usage: Any, out: list[ParseEvent]) -> None:
         if usage != self._last_usage:
@@ -581,6 +612,9 @@ def parse_stream(
 ) -> Iterator[ParseEvent]:
     """Parse a synchronous stream with a new :class:`StreamToolParser`.
 
+    The items are those :meth:`StreamToolParser.parse_stream` takes: text, bytes,
+    ``ChatDelta`` items, the ``openai`` SDK's chunks (pass its ``Stream`` as it is)...
+
     Example:
         >>> [e.kind for e in parse_stream(["<think>hm", "m</think>ok"])]
         ['thinking_delta', 'thinking_delta', 'thinking', 'text']
@@ -590,12 +624,16 @@ def parse_stream(
 
 
 def aparse_stream(
-    stream: AsyncIterable[StreamItem],
+    stream: AsyncIterable[StreamItem] | Iterable[StreamItem],
     tool_registry: object = None,
     *,
     config: ParserConfig | None = None,
     plugins: Iterable[ParsePlugin] = (),
 ) -> AsyncIterator[ParseEvent]:
-    """Parse an asynchronous stream with a new :class:`StreamToolParser`."""
+    """Parse an asynchronous (or synchronous) stream with a new :class:`StreamToolParser`.
+
+    The async twin of :func:`parse_stream`: it takes the same items, so the ``openai``
+    SDK's ``AsyncStream`` of chunks can be passed as it is.
+    """
     parser = StreamToolParser(tool_registry, config=config, plugins=plugins)
     return parser.aparse_stream(stream)

@@ -1,0 +1,217 @@
+"""Chat-completion chunks as stream items: the ``openai`` SDK's objects and their JSON.
+
+``client.chat.completions.create(..., stream=True)`` returns a ``Stream`` (or, with
+``AsyncOpenAI``, an ``AsyncStream``) of ``ChatCompletionChunk`` objects.  The parser's
+drivers take such a stream as it is: each chunk becomes the
+:class:`~stream_parser.core.chunks.ChatDelta` it stands for and goes the way every
+``ChatDelta`` goes, so the events are exactly those of the equivalent ``ChatDelta``
+items.  A dict shaped like a chunk's JSON (``{"choices": [{"delta": {...}}]}``, as a
+raw SSE ``data:`` line decodes) is read the same way.
+
+Theory of operation
+-------------------
+
+Everything is read by duck typing: attribute access on objects (and ``model_extra``,
+where Pydantic models keep the fields their class does not declare), key access on
+mappings.  Nothing here imports the SDK, so the core stays free of it, and any object
+shaped like a chunk works.  An item is a chunk when it is a mapping with a ``"choices"``
+or ``"usage"`` key, or an object with a ``choices`` attribute.
+
+From a chunk, :meth:`ChunkReader.delta` takes:
+
+* the first choice (the one with index 0, or without an index; ``n > 1`` is not
+  streamed): ``delta.content`` (with ``delta.refusal`` text appended) -> ``content``;
+  ``delta.reasoning_content`` or, as some servers name it, ``delta.reasoning`` ->
+  ``reasoning``; ``delta.tool_calls[i]`` (``index``, ``id``, ``function.name``,
+  ``function.arguments``) -> ``tool_calls``; ``finish_reason`` -> ``finish_reason``;
+* a choice without ``delta`` but with a ``message`` (a whole ``ChatCompletion``, as
+  ``stream=False`` returns it) is read from the message: the reply in one item;
+* ``usage``, wherever it comes (often in a last chunk whose ``choices`` is empty), as a
+  plain dict: a model's ``model_dump(mode="json", exclude_none=True)``, or a copy of a
+  mapping; an object of another kind is passed on as it is.
+
+A server may send anything anywhere (the SDK builds chunks without validating them), so
+a field of the wrong type counts as absent: a chunk that carries nothing (the opening
+``role`` chunk, a ``None`` content) gives an empty ``ChatDelta``, hence no event.
+Tool-call fragments without a usable ``index`` (some servers omit it) go to the call
+with the same ``id``, to a new call if the ``id`` is new, or else to the call of the
+previous fragment: the only state a :class:`ChunkReader` keeps, so each parser has its
+own.
+
+What the ``openai`` SDK's own client adds on top (keeping half of a UTF-16 surrogate
+pair for the next event, transport errors as ``ChatDelta(error=...)``) is done by
+:class:`~stream_parser.llm.OpenAIChatModel`; here the chunks are taken as the SDK gives
+them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .chunks import ChatDelta, ToolCallDelta
+
+__all__ = ["ACCEPTED_ITEMS", "ChunkReader", "is_chunk"]
+
+ACCEPTED_ITEMS = (
+    "str; bytes (UTF-8, in parse_stream / aparse_stream); (content, metadata) tuples; "
+    "ChatDelta; chat completion chunks (the openai SDK's ChatCompletionChunk, as its "
+    "Stream / AsyncStream yields them, a whole ChatCompletion, or any object with a "
+    "`choices` attribute); or "
+    "dicts shaped like a chunk's JSON ({'choices': [{'delta': {...}}]})"
+)
+"""Every kind of stream item the parser accepts, for error messages."""
+
+
+def is_chunk(item: object) -> bool:
+    """Whether ``item`` is read as a chat completion chunk.
+
+    Example:
+        >>> is_chunk({"choices": []}), is_chunk({"content": "hi"})
+        (True, False)
+    """
+    if type(item) is dict or isinstance(item, Mapping):
+        return "choices" in item or "usage" in item
+    return hasattr(item, "choices")
+
+
+def _field(obj: Any, name: str) -> Any:
+    """``obj[name]`` for a mapping, else ``obj.name`` or ``obj.model_extra[name]``.
+
+    The common cases are tried first, without an ABC check or a failing attribute
+    lookup (each costs more than the rest of the reading): a dict, then an instance
+    attribute (a Pydantic model keeps its declared fields in ``__dict__``), then
+    ``model_extra``, where a Pydantic model keeps the fields its class does not
+    declare (such as ``reasoning_content`` on the SDK's ``ChoiceDelta``).
+    """
+    if obj is None:
+        return None
+    if type(obj) is dict:
+        return obj.get(name)
+    values = getattr(obj, "__dict__", None)
+    if values is not None and name in values:
+        return values[name]
+    extra = getattr(obj, "model_extra", None)
+    if type(extra) is dict:
+        # A Pydantic model that keeps extras: a name that is neither a field nor an
+        # extra is absent.
+        return extra.get(name)
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _text(value: Any) -> str | None:
+    """A non-empty string, or None."""
+    return value if isinstance(value, str) and value else None
+
+
+def _usage(value: Any) -> Any:
+    """A usage report as a plain dict when it can be one; None when there is none."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return dict(value)
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        try:
+            data = dump(mode="json", exclude_none=True)
+        except Exception:  # an object whose model_dump is not Pydantic's: keep it as is
+            return value
+        if isinstance(data, dict):
+            return data
+    return value
+
+
+def _is_list(value: Any) -> bool:
+    """A list, a tuple or another sequence that is not text."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return True
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
+
+
+def _first_choice(choices: Any) -> Any:
+    """The choice with index 0 (or without an index); None if there is none."""
+    if not _is_list(choices):
+        return None
+    for choice in choices:
+        index = _field(choice, "index")
+        if index is None or index == 0:
+            return choice
+    return None
+
+
+class ChunkReader:
+    """Turns the chat completion chunks of one stream into :class:`ChatDelta` items.
+
+    Example:
+        >>> reader = ChunkReader()
+        >>> chunk = {"choices": [{"index": 0, "delta": {"reasoning_content": "hm"}}]}
+        >>> reader.delta(chunk).reasoning
+        'hm'
+        >>> reader.delta({"choices": [], "usage": {"total_tokens": 7}}).usage
+        {'total_tokens': 7}
+    """
+
+    __slots__ = ("_index_by_id", "_last_index", "_next_index")
+
+    def __init__(self) -> None:
+        self._index_by_id: dict[str, int] = {}
+        self._last_index: int | None = None
+        self._next_index = 0
+
+    def delta(self, chunk: Any) -> ChatDelta:
+        """The :class:`ChatDelta` that ``chunk`` stands for (empty if it carries nothing)."""
+        usage = _usage(_field(chunk, "usage"))
+        choice = _first_choice(_field(chunk, "choices"))
+        if choice is None:
+            return ChatDelta(usage=usage)
+        delta = _field(choice, "delta")
+        if delta is None:
+            # A whole completion (``stream=False``) carries its reply as ``message``.
+            delta = _field(choice, "message")
+        content = _text(_field(delta, "content"))
+        refusal = _text(_field(delta, "refusal"))
+        if refusal is not None:
+            content = (content or "") + refusal
+        reasoning = _text(_field(delta, "reasoning_content")) or _text(_field(delta, "reasoning"))
+        return ChatDelta(
+            content=content,
+            reasoning=reasoning,
+            tool_calls=self._fragments(_field(delta, "tool_calls")),
+            usage=usage,
+            finish_reason=_text(_field(choice, "finish_reason")),
+        )
+
+    def _fragments(self, raw: Any) -> tuple[ToolCallDelta, ...]:
+        if not raw or not _is_list(raw):
+            return ()
+        fragments = []
+        for item in raw:
+            call_id = _text(_field(item, "id"))
+            function = _field(item, "function")
+            name = _text(_field(function, "name"))
+            arguments = _text(_field(function, "arguments"))
+            if call_id is None and name is None and arguments is None:
+                continue
+            index = self._index(_field(item, "index"), call_id)
+            fragments.append(ToolCallDelta(index=index, id=call_id, name=name, arguments=arguments))
+        return tuple(fragments)
+
+    def _index(self, raw_index: Any, call_id: str | None) -> int:
+        """The call a fragment belongs to: its own index, or one inferred from its id."""
+        index: int
+        if isinstance(raw_index, int) and not isinstance(raw_index, bool) and raw_index >= 0:
+            index = raw_index
+        elif call_id is not None and call_id in self._index_by_id:
+            index = self._index_by_id[call_id]
+        elif call_id is not None or self._last_index is None:
+            index = self._next_index
+        else:
+            index = self._last_index
+        if call_id is not None:
+            self._index_by_id.setdefault(call_id, index)
+        self._last_index = index
+        self._next_index = max(self._next_index, index + 1)
+        return index
