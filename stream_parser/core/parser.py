@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import ConfigError, InternalError, ParserClosedError
 from .chunks import ChatDelta
+from .compiled_attrs import mypyc_attr
 from .config import ParserConfig
 from .dialect_registry import dialect_plugins
 from .drivers import StreamItem, drive, drive_async, usage_from_metadata
@@ -78,6 +79,8 @@ _SLICE: Final = 8192
 """Chunks longer than this (a whole file fed at once) are read in slices of this size."""
 
 
+# Users subclass the parser; in the compiled build that must be allowed explicitly.
+@mypyc_attr(allow_interpreted_subclasses=True)
 class StreamToolParser:
     """Incremental parser of LLM output into text, thinking and tool-call events.
 
