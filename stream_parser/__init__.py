@@ -70,6 +70,9 @@ from .tools import Tool, ToolRegistry, ToolResult, as_registry, tool
 from . import dialects  # noqa: F401  # isort: skip
 from .dialects import dialect_for_model  # isort: skip
 
+#: The package's version, declared here only: the build reads it from this line without
+#: importing the package (pyproject.toml, ``[tool.setuptools.dynamic]``), so it stays a
+#: plain string literal.
 __version__ = "0.1.0"
 
 __all__ = [
