@@ -164,7 +164,7 @@ def test_import_works_without_the_openai_sdk() -> None:
         "try:\n"
         "    stream_parser.OpenAIChatModel(model='m', base_url='http://127.0.0.1:9')\n"
         "except ImportError as exc:\n"
-        "    assert 'stream-parser[openai]' in str(exc), exc\n"
+        "    assert 'python -m pip install openai' in str(exc), exc\n"
         "else:\n"
         "    raise AssertionError('the SDK was found')\n"
     )

@@ -151,7 +151,7 @@ def make_writer(fmt: Format, out: TextIO, err: TextIO) -> EventWriter:
             # Imported by name: rich is an optional extra (``[cli]``), not a dependency.
             console_module = importlib.import_module("rich.console")
         except ImportError:
-            reason = "rich is not installed (pip install 'stream-parser[cli]')"
+            reason = "rich is not installed (python -m pip install rich)"
         else:
             # soft_wrap: the text arrives in small pieces; leave wrapping to the terminal.
             console = console_module.Console(file=out, soft_wrap=True)

@@ -97,7 +97,7 @@ def _model(options: DemoOptions) -> tuple[ChatModel, str]:
         model = OpenAIChatModel(name, base_url=options.base_url, api_key=options.api_key or "none")
     except ImportError as exc:  # depends on the installed extras
         raise ConfigError(
-            "--base-url needs the openai package: pip install 'stream-parser[cli,openai]'"
+            "--base-url needs the openai package: python -m pip install openai"
         ) from exc
     return model, f"{name} @ {options.base_url}"
 

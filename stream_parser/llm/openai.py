@@ -88,7 +88,8 @@ __all__ = ["RAW_OUTPUT_BODY", "OpenAIChatModel"]
 
 _INSTALL_HINT = (
     "OpenAIChatModel needs the 'openai' package; "
-    "install it with: pip install 'stream-parser[openai]'"
+    "install it with: python -m pip install openai "
+    "(or, in a checkout of stream_parser: python -m pip install '.[openai]')"
 )
 
 # Parameters of ``chat.completions.create`` for SDKs whose signature cannot be read; the
