@@ -147,7 +147,7 @@ class PluginReader(BoundedReader[OpenPluginBlock]):
         if end > self._limit or not self._take(chunk, start, out):
             return False
         cur.offset = end
-        cur.prev_char = chunk[-1]
+        cur.before = chunk  # its last character is the one before the offset
         pieces = self._pieces
         pieces.append(chunk)
         if len(pieces) >= FOLD:
