@@ -75,6 +75,8 @@ __all__ = ["StreamItem", "StreamToolParser", "aparse_stream", "parse_stream"]
 _CLOSED, _ERROR = ParseState.CLOSED, ParseState.ERROR
 _NEVER: Final = re.compile(r"(?!)")
 """The stop pattern of a fast path that takes any chunk: it matches nothing."""
+_NEVER_CHAR: Final = "\uffff"
+"""Its first test: a noncharacter, so the search (which finds nothing) hardly ever runs."""
 _SLICE: Final = 8192
 """Chunks longer than this (a whole file fed at once) are read in slices of this size."""
 
@@ -183,7 +185,7 @@ class StreamToolParser:
         self._plain: Callable[[str, list[ParseEvent]], bool] | None = None
         self._held: Callable[[str, list[ParseEvent]], bool] | None = None
         self._stop: re.Pattern[str] = _NEVER
-        self._stop_char = ""
+        self._stop_char = _NEVER_CHAR
         self._select_fast_path()
 
     def _move(self, trigger: Trigger) -> None:
@@ -518,7 +520,7 @@ class StreamToolParser:
             stop = _NEVER
         if stop is not self._stop:
             self._stop = stop
-            self._stop_char = stop_char(stop)
+            self._stop_char = _NEVER_CHAR if stop is _NEVER else stop_char(stop)
         if not self._tail:
             self._plain, self._held = plain, None
         elif self._reader.holds_cut:
