@@ -616,10 +616,12 @@ class DsmlReader(_SectionReader):
                 return -1, ""
             return -2, ""
         gt = buf.find(">", m.end(), k + _TAG_MAX)
-        if gt < 0:
-            if n - k < _TAG_MAX and "<" not in buf[m.end() :]:
-                return -1, ""
+        # A "<" before the tag's ">" starts another tag: this one is no tag, whether its
+        # ">" has arrived yet or not (so the reading does not depend on the chunking).
+        if buf.find("<", m.end(), gt if gt >= 0 else min(n, k + _TAG_MAX)) >= 0:
             return -2, ""
+        if gt < 0:
+            return (-1, "") if n - k < _TAG_MAX else (-2, "")
         return gt + 1, buf[k : gt + 1]
 
     def _step(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:

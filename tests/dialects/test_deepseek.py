@@ -599,3 +599,11 @@ def test_an_agent_speaking_deepseek_runs_its_calls() -> None:
         run = agent.run_sync("b.txt?")
         assert run.reason == "done" and run.output == "Done."
         assert model.requests[1].messages[-1]["content"] == "[read_file] result:\ncontents of b.txt"
+
+
+def test_a_dsml_tag_holding_the_start_of_another_reads_the_same_however_cut() -> None:
+    # "<｜DSML｜" then a whole invoke tag: the first is no tag (a "<" comes before its
+    # ">"), whether or not that ">" has arrived when it is read.
+    text = '\n\n<｜DSML｜function_calls><｜DSML｜<｜DSML｜invoke name="read_file">'
+    events = assert_all_splittings(factory(start_in_thinking=False), text)
+    assert [e.kind for e in events] == ["tool_call_start", "error", "text"]
