@@ -36,6 +36,14 @@ DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 VENV_PREFIX = "python3 -m venv .venv && . .venv/bin/activate && "
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)[ \t]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
 
+# The compiled build's CI runs the suite from a copy of the checkout without its package
+# folder, against the installed wheel: packaging is about the source tree, checked by the
+# plain run.
+pytestmark = pytest.mark.skipif(
+    not (ROOT / "stream_parser" / "__init__.py").is_file(),
+    reason="no source tree here (the suite runs against an installed build)",
+)
+
 
 def _pyproject() -> dict[str, Any]:
     try:
