@@ -147,6 +147,7 @@ class GlmReader(HeldStateReader):
         self._key_at = 0
         self._param = ""
         self._param_known = False
+        self._deltas = False  # the fast path's: a known parameter's deltas are wanted
         self._value: list[str] = []
         self._args: dict[str, str] = {}
         # The content fed so far ends with "</arg_value>" and whitespace inside a value:
@@ -335,6 +336,7 @@ class GlmReader(HeldStateReader):
             return None
         if self._hold and _cut_close(self._hold, 0) != len(self._hold):
             return None
+        self._deltas = self._param_known and self.call.emit_deltas  # fixed while it runs
         return _VALUE_CLOSE_RE, self._plain, True  # </tool_call> in a value is content
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
@@ -351,8 +353,12 @@ class GlmReader(HeldStateReader):
             base = self._hold_start
         elif "<" in data:
             buf, base = data, start
-        else:  # the common case: nothing held, nothing to hold
-            self._take(data, 0, len(data), start, out)
+        else:  # the common case, inline: nothing held, nothing to hold
+            self._value.append(data)
+            if self._deltas:
+                span = (start, start + len(data))
+                call_index = self.call.call_index
+                out.append(_fast_param_delta(self._tool, self._param, data, call_index, span))
             return True
         cut = _VALUE_STOP.search(buf)
         end = len(buf) if cut is None else cut.start()

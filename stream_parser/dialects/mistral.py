@@ -173,6 +173,7 @@ class MistralPlugin(ParsePlugin):
         self._size = 0
         self._name = ""
         self._id: str | None = None  # v11: the id after [CALL_ID]
+        self._index = 0  # the open call's index, for the fast path's deltas
         self._name_span: Span = (start, start)
         self._call: CallContext | None = None  # v11: the call, once its name is read
         self._announced = False
@@ -337,16 +338,22 @@ class MistralPlugin(ParsePlugin):
         """Inside a v11 call's arguments (a string, a nested value): the scanner skips."""
         if self._phase != _ARGS or not self._scanner.skips:
             return None
-        return None, self._plain, False  # no end tag
-
-    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
-        """:meth:`_args` for a chunk that cannot end the arguments."""
-        if not self._scanner.skip(data):
-            return False
         call = self._call
         if self._announced and call is not None and call.emit_deltas:
-            span = (start, start + len(data))
-            out.append(_fast_arguments_delta(self._name, data, call.call_index, self._id, span))
+            self._index = call.call_index  # fixed while the fast path runs
+            return None, self._plain_deltas, False  # no end tag
+        return None, self._plain, False
+
+    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_args` for a chunk that cannot end the arguments (no deltas wanted)."""
+        return self._scanner.skip(data)
+
+    def _plain_deltas(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_plain` of an announced call whose deltas stream: one delta."""
+        if not self._scanner.skip(data):
+            return False
+        span = (start, start + len(data))
+        out.append(_fast_arguments_delta(self._name, data, self._index, self._id, span))
         return True
 
     def _delta(self, data: str, begin: int, end: int, base: int, out: list[ParseEvent]) -> None:
