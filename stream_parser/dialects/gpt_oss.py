@@ -192,6 +192,7 @@ class HarmonyPlugin(ParsePlugin):
         self._name = ""  # the recipient's tool name
         self._call: CallContext | None = None
         self._announced = False
+        self._index = 0  # the call's index, for the fast path's deltas
         # Follows the call's JSON body (made when a header names a recipient).  The
         # scanner's state matters only at a "<" or an end tag: the body's pieces wait
         # in a short list until then, and are fed at once.
@@ -360,6 +361,10 @@ class HarmonyPlugin(ParsePlugin):
         if self._kind != _BODY or self._marker or self._end is not None:
             return None
         if self._catch_up("").in_string:
+            call = self._call
+            if self._announced and call is not None and call.emit_deltas:
+                self._index = call.call_index  # fixed while the fast path runs
+                return None, self._plain_string_deltas, True
             return None, self._plain_string, True
         return None, self._plain, False
 
@@ -369,6 +374,15 @@ class HarmonyPlugin(ParsePlugin):
         if scanner is None or not scanner.skip(data):
             return False
         self._delta(data, start, out)
+        return True
+
+    def _plain_string_deltas(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_plain_string` in an announced call whose deltas stream: one delta."""
+        scanner = self._scanner
+        if scanner is None or not scanner.skip(data):
+            return False
+        span = (start, start + len(data))
+        out.append(_fast_arguments_delta(self._name, data, self._index, None, span))
         return True
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:

@@ -258,6 +258,7 @@ class KimiK2Reader(BlockReader):
         self._fed = 0  # characters fed to the scanner
         self._streaming = False  # inside the JSON value
         self._deltas = call.emit_deltas
+        self._index = 0  # the call's index once announced, for the fast path's deltas
 
     def feed(self, data: str, start: int, out: list[ParseEvent]) -> None:
         """Read the header until the argument marker, then follow the JSON."""
@@ -327,19 +328,26 @@ class KimiK2Reader(BlockReader):
         """Inside the JSON value (a string, a nested value), a chunk is skipped whole."""
         if not (self._streaming and self._scanner.skips):
             return None
+        if self.announced and self._deltas:
+            self._index = self.call.call_index  # fixed while the fast path runs
+            return None, self._plain_deltas, self._scanner.in_string
         return None, self._plain, self._scanner.in_string  # a string holds the end tag
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_follow` for a chunk the scanner skips: all of it is arguments."""
         if not self._scanner.skip(data):
             return False
+        self._fed += len(data)
+        return True
+
+    def _plain_deltas(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_plain` in an announced call whose deltas stream: one delta."""
+        if not self._scanner.skip(data):
+            return False
         n = len(data)
         self._fed += n
-        if self.announced and self._deltas:
-            span = (start, start + n)
-            out.append(
-                _fast_arguments_delta(self._name, data, self.call.call_index, self._call_id, span)
-            )
+        span = (start, start + n)
+        out.append(_fast_arguments_delta(self._name, data, self._index, self._call_id, span))
         return True
 
     def accepts_end(self) -> bool:
