@@ -116,10 +116,14 @@ def _refuse(data: str, start: int, out: list[ParseEvent]) -> bool:
     return False
 
 
+_LAG: Final = 256
+"""Chunks of the fast path an object's own scanner may lag behind by (a bounded list)."""
+
+
 class _Object:
     """One JSON object of a block: a scanner finds its end, a hermes reader reads it."""
 
-    __slots__ = ("held", "reader", "scanner", "start")
+    __slots__ = ("held", "lag", "reader", "scanner", "start")
 
     def __init__(self, reader: HermesReader, start: int) -> None:
         self.reader = reader
@@ -128,6 +132,21 @@ class _Object:
         self.scanner = JsonScanner(keep_text=False)
         self.start = start
         self.held: list[ParseEvent] = []  # events held until the object is a call
+        # Chunks the reader took on the fast path, not yet shown to ``scanner``: it
+        # skips them all at once when it is next needed (they cannot end the object).
+        self.lag: list[str] = []
+
+    def caught_up(self) -> JsonScanner:
+        """The scanner, once it has skipped the chunks of the fast path."""
+        lag = self.lag
+        if lag:
+            text = "".join(lag)
+            lag.clear()
+            # The reader's scanner skipped each of them: this one, fed the same text,
+            # skips them too.
+            if not self.scanner.skip(text):
+                raise InternalError("the object's scanners disagree about a chunk")
+        return self.scanner
 
     @property
     def call_shaped(self) -> bool:
@@ -257,7 +276,7 @@ class LlamaPlugin(ParsePlugin):
         """Follow a JSON object from ``i``; feed its characters to its reader."""
         obj = self._object
         assert obj is not None
-        scanner = obj.scanner
+        scanner = obj.caught_up()
         piece = data[i:]
         for mark in scanner.feed(piece):
             if mark.kind == "end":  # the bracket that closes the object, at depth 0
@@ -273,7 +292,7 @@ class LlamaPlugin(ParsePlugin):
         obj = self._object
         if self._mode != _JSON or obj is None or obj.held or obj.reader.call.call_index < 0:
             return None
-        fast = obj.reader.fast_path() if obj.scanner.skips else None
+        fast = obj.reader.fast_path() if obj.caught_up().skips else None
         if fast is None or fast[0] is not None:
             return None
         self._take_object = fast[1]
@@ -285,9 +304,10 @@ class LlamaPlugin(ParsePlugin):
         assert obj is not None
         if not self._take_object(data, start, out):
             return False
-        # The two scanners have read the same text, so this one skips the chunk too.
-        if not obj.scanner.skip(data):
-            raise InternalError("the object's scanners disagree about a chunk")
+        lag = obj.lag
+        lag.append(data)
+        if len(lag) >= _LAG:
+            obj.caught_up()
         return True
 
     def _close_object(self, end: int) -> None:
