@@ -368,6 +368,10 @@ class ToolCallsReader(_SectionReader):
         self._fence = False  # the arguments opened with a ``` fence line
         self._head_span: Span = (0, 0)  # where "function" was, for a tool of that name
         self._deltas = context.config.emit_deltas
+        # The open call's arguments, name and index, for the fast path's deltas.
+        self._fast_args: list[str] = []
+        self._fast_name = ""
+        self._index = 0
 
     def _step(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         state = self._state
@@ -520,8 +524,25 @@ class ToolCallsReader(_SectionReader):
         if self._state != _ARGS or self._hold or self.current is None:
             return None
         scanner = self._scanner
+        if not scanner.skips:
+            return None
         # Inside a string the section's end tag is content (see accepts_end).
-        return (None, self._plain, scanner.in_string) if scanner.skips else None
+        call = self.current
+        if call.announced and self._deltas:  # fixed while the fast path runs
+            self._fast_args = call.args
+            self._fast_name = call.name or ""
+            self._index = call.call.call_index
+            return None, self._plain_deltas, scanner.in_string
+        return None, self._plain, scanner.in_string
+
+    def _plain_deltas(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_plain` in an announced call whose deltas stream: one delta."""
+        if not self._scanner.skip(data):
+            return False
+        self._fast_args.append(data)
+        span = (start, start + len(data))
+        out.append(_fast_arguments_delta(self._fast_name, data, self._index, None, span))
+        return True
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_args` for a chunk the scanner skips: the chunk is arguments.
