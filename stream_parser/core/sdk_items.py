@@ -51,7 +51,7 @@ from typing import Any
 
 from .chunks import ChatDelta, ToolCallDelta
 
-__all__ = ["ACCEPTED_ITEMS", "ChunkReader", "is_chunk"]
+__all__ = ["ACCEPTED_ITEMS", "ChunkReader", "is_chunk", "read_field"]
 
 ACCEPTED_ITEMS = (
     "str; bytes (UTF-8, in parse_stream / aparse_stream); (content, metadata) tuples; "
@@ -75,7 +75,7 @@ def is_chunk(item: object) -> bool:
     return hasattr(item, "choices")
 
 
-def _field(obj: Any, name: str) -> Any:
+def read_field(obj: Any, name: str) -> Any:
     """``obj[name]`` for a mapping, else ``obj.name`` or ``obj.model_extra[name]``.
 
     The common cases are tried first, without an ABC check or a failing attribute
@@ -136,7 +136,7 @@ def _first_choice(choices: Any) -> Any:
     if not _is_list(choices):
         return None
     for choice in choices:
-        index = _field(choice, "index")
+        index = read_field(choice, "index")
         if index is None or index == 0:
             return choice
     return None
@@ -163,25 +163,27 @@ class ChunkReader:
 
     def delta(self, chunk: Any) -> ChatDelta:
         """The :class:`ChatDelta` that ``chunk`` stands for (empty if it carries nothing)."""
-        usage = _usage(_field(chunk, "usage"))
-        choice = _first_choice(_field(chunk, "choices"))
+        usage = _usage(read_field(chunk, "usage"))
+        choice = _first_choice(read_field(chunk, "choices"))
         if choice is None:
             return ChatDelta(usage=usage)
-        delta = _field(choice, "delta")
+        delta = read_field(choice, "delta")
         if delta is None:
             # A whole completion (``stream=False``) carries its reply as ``message``.
-            delta = _field(choice, "message")
-        content = _text(_field(delta, "content"))
-        refusal = _text(_field(delta, "refusal"))
+            delta = read_field(choice, "message")
+        content = _text(read_field(delta, "content"))
+        refusal = _text(read_field(delta, "refusal"))
         if refusal is not None:
             content = (content or "") + refusal
-        reasoning = _text(_field(delta, "reasoning_content")) or _text(_field(delta, "reasoning"))
+        reasoning = _text(read_field(delta, "reasoning_content")) or _text(
+            read_field(delta, "reasoning")
+        )
         return ChatDelta(
             content=content,
             reasoning=reasoning,
-            tool_calls=self._fragments(_field(delta, "tool_calls")),
+            tool_calls=self._fragments(read_field(delta, "tool_calls")),
             usage=usage,
-            finish_reason=_text(_field(choice, "finish_reason")),
+            finish_reason=_text(read_field(choice, "finish_reason")),
         )
 
     def _fragments(self, raw: Any) -> tuple[ToolCallDelta, ...]:
@@ -189,13 +191,13 @@ class ChunkReader:
             return ()
         fragments = []
         for item in raw:
-            call_id = _text(_field(item, "id"))
-            function = _field(item, "function")
-            name = _text(_field(function, "name"))
-            arguments = _text(_field(function, "arguments"))
+            call_id = _text(read_field(item, "id"))
+            function = read_field(item, "function")
+            name = _text(read_field(function, "name"))
+            arguments = _text(read_field(function, "arguments"))
             if call_id is None and name is None and arguments is None:
                 continue
-            index = self._index(_field(item, "index"), call_id)
+            index = self._index(read_field(item, "index"), call_id)
             fragments.append(ToolCallDelta(index=index, id=call_id, name=name, arguments=arguments))
         return tuple(fragments)
 

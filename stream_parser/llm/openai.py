@@ -78,6 +78,7 @@ from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.chunks import ChatDelta, ToolCallDelta
+from ..core.sdk_items import ChunkReader, read_field
 from ..errors import ConfigError
 from .base import ContextLengthError, Message, ModelError
 
@@ -498,7 +499,7 @@ def _log_request(request: Mapping[str, Any]) -> None:
             continue
         if key == "tools":
             # The definitions can be long; their names say which were offered.
-            value = [_field(_field(tool, "function"), "name") for tool in value]
+            value = [read_field(read_field(tool, "function"), "name") for tool in value]
         elif key == "extra_headers" and isinstance(value, Mapping):
             value = sorted(value)  # header names only: values may hold credentials
         options[key] = value
@@ -575,9 +576,9 @@ _CONTEXT_NOTE = "the conversation is too long for the model's context (context l
 
 def _is_context_overflow(payload: Any, message: str) -> bool:
     """Whether an error (its decoded body and message) says the context is exceeded."""
-    for obj in (payload, _field(payload, "error")):
+    for obj in (payload, read_field(payload, "error")):
         for key in ("code", "type"):
-            value = _field(obj, key)
+            value = read_field(obj, key)
             if isinstance(value, str) and value.lower() in _CONTEXT_CODES:
                 return True
     text = message.lower()
@@ -594,7 +595,7 @@ def _plainly(payload: Any, message: str) -> str:
 def _status_error(exc: Any) -> ModelError:
     """A :class:`ModelError` (or ContextLengthError) from an ``openai.APIStatusError``."""
     body = getattr(exc, "body", None)
-    message = _field(body, "message")
+    message = read_field(body, "message")
     if not isinstance(message, str) or not message:
         message = str(getattr(exc, "message", "") or exc)
     headers = getattr(getattr(exc, "response", None), "headers", None) or {}
@@ -630,96 +631,36 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
 # the SDK does not declare are read from ``model_extra`` (``getattr`` also finds them).
 
 
-def _field(obj: Any, name: str) -> Any:
-    """``obj.name`` for SDK models (declared or extra field), ``obj[name]`` for dicts."""
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    extra = getattr(obj, "model_extra", None)
-    if isinstance(extra, Mapping) and name in extra:
-        return extra[name]
-    if hasattr(obj, "model_fields_set") or hasattr(obj, "model_fields"):
-        return getattr(obj, name, None)
-    return None
-
-
-def _text(value: Any) -> str | None:
-    """A non-empty string, or None."""
-    return value if isinstance(value, str) and value else None
-
-
-def _usage(value: Any) -> dict[str, Any] | None:
-    """A usage report as a plain, JSON-safe dict."""
-    if value is None:
-        return None
-    if isinstance(value, Mapping):
-        return dict(value)
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        try:
-            data = dump(mode="json", exclude_none=True)
-        except Exception:  # pragma: no cover - a model that cannot dump itself
-            return None
-        if isinstance(data, dict):
-            return data
-    return None
-
-
-def _first_choice(choices: Sequence[Any]) -> Any:
-    """The choice with index 0 (or without an index); None if there is none."""
-    for choice in choices:
-        index = _field(choice, "index")
-        if index is None or index == 0:
-            return choice
-    return None
-
-
 class _DeltaMapper:
     """Turns chunks (decoded JSON, or SDK objects) into :class:`ChatDelta` items.
 
-    It keeps two kinds of state.  For servers that omit ``tool_calls[i].index``, such a
-    fragment goes to the call with the same id, to a new call if the id is new, or else
-    to the call of the previous fragment.  And per text channel (content, reasoning,
+    The core's :class:`~stream_parser.core.sdk_items.ChunkReader` reads each chunk (and
+    places the tool-call fragments of servers that omit their index).  This adds what
+    a client that decodes the JSON itself needs: per text channel (content, reasoning,
     each call's arguments) a trailing high surrogate is held back until the next piece
     of that channel brings its pair; the finish reason (or :meth:`flush`, at the end)
     turns what is still held into U+FFFD.
     """
 
     def __init__(self) -> None:
-        self._index_by_id: dict[str, int] = {}
-        self._last_index: int | None = None
-        self._next_index = 0
+        self._reader = ChunkReader()
         self._held: dict[str | int, str] = {}  # "content" / "reasoning" / call index
 
     def __call__(self, chunk: Any) -> ChatDelta | None:
-        usage = _usage(_field(chunk, "usage"))
-        content = reasoning = finish_reason = None
-        tool_calls: tuple[ToolCallDelta, ...] = ()
-        choices = _field(chunk, "choices")
-        choice = _first_choice(choices) if isinstance(choices, (list, tuple)) else None
-        if choice is not None:
-            delta = _field(choice, "delta")
-            content = _text(_field(delta, "content"))
-            refusal = _text(_field(delta, "refusal"))
-            if refusal is not None:
-                content = (content or "") + refusal
-            content = self._whole("content", content)
-            reasoning = _text(_field(delta, "reasoning_content")) or _text(
-                _field(delta, "reasoning")
-            )
-            reasoning = self._whole("reasoning", reasoning)
-            tool_calls = self._fragments(_field(delta, "tool_calls"))
-            finish_reason = _text(_field(choice, "finish_reason"))
-            if finish_reason is not None and self._held:
-                content, reasoning, tool_calls = self._flush_into(content, reasoning, tool_calls)
-        if not (content or reasoning or tool_calls or finish_reason) and usage is None:
+        read = self._reader.delta(chunk)
+        content = self._whole("content", read.content)
+        reasoning = self._whole("reasoning", read.reasoning)
+        tool_calls = self._fragments(read.tool_calls)
+        finish_reason = read.finish_reason
+        if finish_reason is not None and self._held:
+            content, reasoning, tool_calls = self._flush_into(content, reasoning, tool_calls)
+        if not (content or reasoning or tool_calls or finish_reason) and read.usage is None:
             return None
         return ChatDelta(
             content=content,
             reasoning=reasoning,
             tool_calls=tool_calls,
-            usage=usage,
+            usage=read.usage,
             finish_reason=finish_reason,
         )
 
@@ -753,43 +694,18 @@ class _DeltaMapper:
             text = text[:-1]
         return _fix_surrogates(text) or None
 
-    def _fragments(self, raw: Any) -> tuple[ToolCallDelta, ...]:
-        if not isinstance(raw, (list, tuple)):
-            return ()
+    def _fragments(self, read: tuple[ToolCallDelta, ...]) -> tuple[ToolCallDelta, ...]:
         fragments = []
-        for item in raw:
-            call_id = _text(_field(item, "id"))
-            function = _field(item, "function")
-            name = _text(_field(function, "name"))
-            arguments = _text(_field(function, "arguments"))
-            if call_id is None and name is None and arguments is None:
-                continue
-            index = self._index(_field(item, "index"), call_id)
-            arguments = self._whole(index, arguments)
-            if call_id is not None:
-                call_id = _fix_surrogates(call_id)
-            if name is not None:
-                name = _fix_surrogates(name)
+        for fragment in read:
+            arguments = self._whole(fragment.index, fragment.arguments)
+            call_id = None if fragment.id is None else _fix_surrogates(fragment.id)
+            name = None if fragment.name is None else _fix_surrogates(fragment.name)
             if call_id is None and name is None and arguments is None:
                 continue  # only half a pair, held back
-            fragments.append(ToolCallDelta(index=index, id=call_id, name=name, arguments=arguments))
+            fragments.append(
+                ToolCallDelta(index=fragment.index, id=call_id, name=name, arguments=arguments)
+            )
         return tuple(fragments)
-
-    def _index(self, raw_index: Any, call_id: str | None) -> int:
-        index: int
-        if isinstance(raw_index, int) and not isinstance(raw_index, bool) and raw_index >= 0:
-            index = raw_index
-        elif call_id is not None and call_id in self._index_by_id:
-            index = self._index_by_id[call_id]
-        elif call_id is not None or self._last_index is None:
-            index = self._next_index
-        else:
-            index = self._last_index
-        if call_id is not None:
-            self._index_by_id.setdefault(call_id, index)
-        self._last_index = index
-        self._next_index = max(self._next_index, index + 1)
-        return index
 
 
 # --- Unicode: lone surrogates -----------------------------------------------------------------
