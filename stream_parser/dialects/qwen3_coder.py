@@ -473,10 +473,23 @@ class Qwen3CoderReader(HeldStateReader):
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`feed` for a value's chunk that holds no closing tag and no tag line."""
-        if (
-            self._hold
-            or ("\n" in data and not data[data.rfind("\n") + 1 :].strip(" \t"))
-            or ("<" in data and _CUT_CLOSE.search(data))
+        hold = self._hold
+        if hold:
+            if hold[0] != "\n" or "<" in data or "\n" in data:
+                return self._plain_held(data, start, out)
+            # A held line break and indentation (what _plain_held would decide, faster):
+            if not data.strip(" \t"):
+                # more indentation: the line's first character is still to come
+                if len(hold) + len(data) - 1 > self._ws_cap:
+                    return self._plain_held(data, start, out)
+                self._hold = hold + data
+                return True
+            # the line's first character, which is no tag: all of it is value
+            data, start = hold + data, self._hold_start
+            self._hold = ""
+            self._hold_start = start + len(data)
+        elif ("\n" in data and not data[data.rfind("\n") + 1 :].strip(" \t")) or (
+            "<" in data and _CUT_CLOSE.search(data)
         ):
             return self._plain_held(data, start, out)  # something to hold
         # The common case, inline: nothing held, nothing to hold.
