@@ -149,7 +149,8 @@ class PluginReader(BoundedReader[OpenPluginBlock]):
         cur.offset = end
         cur.before = chunk  # its last character is the one before the offset
         pieces = self._pieces
-        pieces.append(chunk)
+        as_list: list[str] = pieces  # typed as the list it is: a direct append when compiled
+        as_list.append(chunk)
         if len(pieces) >= FOLD:
             pieces.fold()
         return True

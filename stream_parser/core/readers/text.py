@@ -36,6 +36,10 @@ from .thinking import ThinkingReader
 from .tool import ToolReader
 from .unknown import UnknownToolWatch
 
+# The compiled build keeps a module-level Final in a C variable: calling the event
+# builder through it skips a dictionary lookup per event (pure Python: no difference).
+_new_text: Final = _fast_text
+
 __all__ = ["TextReader"]
 
 _WS: Final = re.compile(r"[ \t\r\n]*")
@@ -234,7 +238,7 @@ class TextReader(Reader):
         start = cur.offset
         cur.offset = end = start + len(chunk)
         cur.before = chunk
-        out.append(_fast_text(chunk, (start, end)))
+        out.append(_new_text(chunk, (start, end)))
         return True
 
     def plain(self, chunk: str, out: list[ParseEvent]) -> bool:
@@ -245,7 +249,7 @@ class TextReader(Reader):
             cur.reply_start = False
         watch = self.watch
         if watch is None:
-            out.append(_fast_text(chunk, (start, start + len(chunk))))
+            out.append(_new_text(chunk, (start, start + len(chunk))))
         else:
             watch.feed(chunk, 0, len(chunk), start, out)
         cur.offset = start + len(chunk)
