@@ -285,8 +285,10 @@ class StreamToolParser:
         # that would forbid it (held text, pending reasoning, a stopped parser) has
         # turned it off (``_plain`` is None), so it is not tested per chunk.
         plain = self._plain
-        # (A str subclass takes the slow path: the class test is cheaper than isinstance.)
-        if plain is not None and chunk.__class__ is str and chunk:
+        # (A str subclass takes the slow path.  ``type(chunk) is str`` is cheaper than
+        # isinstance, and compiled it reads the type directly, where ``chunk.__class__``
+        # would be an attribute lookup.)
+        if plain is not None and type(chunk) is str and chunk:
             out: list[ParseEvent] = []
             if self._stop_char not in chunk or (m := self._stop.search(chunk)) is None:
                 if plain(chunk, out):
