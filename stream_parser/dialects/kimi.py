@@ -255,7 +255,6 @@ class KimiK2Reader(BlockReader):
         self._name = ""
         self._call_id: str | None = None
         self._scanner = JsonScanner(keep_text=False)
-        self._fed = 0  # characters fed to the scanner
         self._streaming = False  # inside the JSON value
         self._deltas = call.emit_deltas
         self._index = 0  # the call's index once announced, for the fast path's deltas
@@ -301,8 +300,7 @@ class KimiK2Reader(BlockReader):
         """Follow the JSON structure; stream the value's text while it lasts."""
         if not data or self._scanner.done:
             return
-        base = self._fed
-        self._fed += len(data)
+        base = self._scanner.position  # the scanner's offset of data[0]
         begin = 0 if self._streaming else -1
         end = len(data)
         for mark in self._scanner.feed(data):
@@ -335,18 +333,13 @@ class KimiK2Reader(BlockReader):
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_follow` for a chunk the scanner skips: all of it is arguments."""
-        if not self._scanner.skip(data):
-            return False
-        self._fed += len(data)
-        return True
+        return self._scanner.skip(data)
 
     def _plain_deltas(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_plain` in an announced call whose deltas stream: one delta."""
         if not self._scanner.skip(data):
             return False
-        n = len(data)
-        self._fed += n
-        span = (start, start + n)
+        span = (start, start + len(data))
         out.append(_fast_arguments_delta(self._name, data, self._index, self._call_id, span))
         return True
 
