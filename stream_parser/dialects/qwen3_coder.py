@@ -125,6 +125,12 @@ _VALUE_MARK: Final = re.compile(r"</parameter>|</function>|\n(?=[ \t]*(?:<|\Z))"
 _VALUE_STOP: Final = re.compile(r"</parameter>|</function>|\n[ \t]*<")
 """What a value's text must not hold for the fast path: a closing tag, or a line that
 opens with a tag (a cut one is held, as on the slow path)."""
+_FAST_STOP: Final = re.compile(r"</(?:parameter|function)>")
+"""The closing tags of :data:`_VALUE_STOP`, which the parser looks for in each chunk.
+Every match begins with ``<``, so a chunk without one is not searched at all; the lines
+that open with a tag, which can begin with a line break too, are left to
+:meth:`Qwen3CoderReader._plain`, which looks for them only in a chunk that holds both."""
+_LINE_OPEN: Final = re.compile(r"\n[ \t]*<")
 _HELD_LINE: Final = re.compile(r"\n[ \t]*")
 _CUT_CLOSE: Final = tag_stop((_PARAM_CLOSE, _FUNCTION_CLOSE))
 """In a chunk without closing tags: the start of one cut by its end."""
@@ -187,6 +193,7 @@ class Qwen3CoderReader(HeldStateReader):
         self._state = _FUNCTION
         self._ws_cap = call.config.buffer_keep_size
         self._deltas = call.emit_deltas
+        self._index = 0  # the call's index, for the fast path's deltas
         self._tool = ""
         self._registered = False
         self._known: frozenset[str] = frozenset()
@@ -469,7 +476,8 @@ class Qwen3CoderReader(HeldStateReader):
         hold = self._hold
         if hold and not _HELD_LINE.fullmatch(hold) and _cut_close(hold, 0) != len(hold):
             return None
-        return _VALUE_STOP, self._plain, True  # </tool_call> in a value is content
+        self._index = self.call.call_index  # fixed while the fast path runs
+        return _FAST_STOP, self._plain, True  # </tool_call> in a value is content
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`feed` for a value's chunk that holds no closing tag and no tag line."""
@@ -488,17 +496,19 @@ class Qwen3CoderReader(HeldStateReader):
             data, start = hold + data, self._hold_start
             self._hold = ""
             self._hold_start = start + len(data)
-        elif ("\n" in data and not data[data.rfind("\n") + 1 :].strip(" \t")) or (
-            "<" in data and _CUT_CLOSE.search(data)
-        ):
+        elif "<" in data:
+            if "\n" in data and _LINE_OPEN.search(data):
+                return False  # a line that opens with a tag: the slow path decides
+            if _CUT_CLOSE.search(data) or not data[data.rfind("\n") + 1 :].strip(" \t"):
+                return self._plain_held(data, start, out)  # something to hold
+        elif "\n" in data and not data[data.rfind("\n") + 1 :].strip(" \t"):
             return self._plain_held(data, start, out)  # something to hold
         # The common case, inline: nothing held, nothing to hold.
         if self._param_known:
             self._value.append(data)
             if self._deltas:
                 span = (start, start + len(data))
-                call_index = self.call.call_index
-                out.append(_fast_param_delta(self._tool, self._param, data, call_index, span))
+                out.append(_fast_param_delta(self._tool, self._param, data, self._index, span))
         return True
 
     def _plain_held(self, data: str, start: int, out: list[ParseEvent]) -> bool:
@@ -531,8 +541,7 @@ class Qwen3CoderReader(HeldStateReader):
             self._value.append(piece)
             if self._deltas:
                 span = (base, base + cut)
-                call_index = self.call.call_index
-                out.append(_fast_param_delta(self._tool, self._param, piece, call_index, span))
+                out.append(_fast_param_delta(self._tool, self._param, piece, self._index, span))
         self._hold = buf[cut:]
         self._hold_start = base + cut
         return True
