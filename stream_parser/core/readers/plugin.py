@@ -39,7 +39,7 @@ from ..plugins import ParsePlugin, PluginBlock, tag_stop
 from ..scan import TagSpec, longest_prefix_suffix
 from ..state import Trigger
 from .base import BoundedBlock, BoundedReader, Cursor, FastPath
-from .pieces import FOLD, Pieces
+from .pieces import FOLD_SIZE, Pieces
 
 __all__ = ["OpenPluginBlock", "PluginReader"]
 
@@ -112,7 +112,7 @@ class OpenPluginBlock(BoundedBlock):
 class PluginReader(BoundedReader[OpenPluginBlock]):
     """Reads the blocks of registered plugins."""
 
-    __slots__ = ("_limit", "_pieces", "_take")
+    __slots__ = ("_limit", "_mark", "_pieces", "_take")
 
     def __init__(self, cur: Cursor) -> None:
         super().__init__(cur)
@@ -120,6 +120,9 @@ class PluginReader(BoundedReader[OpenPluginBlock]):
         # does not change while the fast path stays chosen).
         self._take: Callable[[str, int, list[ParseEvent]], bool] = _refuse
         self._limit = 0
+        # The fast path's one comparison per chunk: the size limit, or the offset at
+        # which the pieces are folded next, whichever comes first.
+        self._mark = 0
         self._pieces = Pieces()
 
     def fast_path(self) -> FastPath:
@@ -132,6 +135,7 @@ class PluginReader(BoundedReader[OpenPluginBlock]):
             return None, None
         pattern, self._take, tag_is_content = fast
         self._limit = block.limit
+        self._mark = min(block.limit, self.cur.offset + FOLD_SIZE)
         self._pieces = block.pieces
         return (pattern if tag_is_content else _stop(pattern, block.end_tag)), self.plain
 
@@ -144,15 +148,17 @@ class PluginReader(BoundedReader[OpenPluginBlock]):
         cur = self.cur
         start = cur.offset
         end = start + len(chunk)
-        if end > self._limit or not self._take(chunk, start, out):
+        if end > self._mark:
+            if end > self._limit:
+                return False
+            self._pieces.fold()
+            self._mark = min(self._limit, end + FOLD_SIZE)
+        if not self._take(chunk, start, out):
             return False
         cur.offset = end
         cur.before = chunk  # its last character is the one before the offset
-        pieces = self._pieces
-        as_list: list[str] = pieces  # typed as the list it is: a direct append when compiled
-        as_list.append(chunk)
-        if len(pieces) >= FOLD:
-            pieces.fold()
+        pieces: list[str] = self._pieces  # typed as the list it is: a direct append when compiled
+        pieces.append(chunk)
         return True
 
     def open(self, spec: TagSpec, i: int, out: list[ParseEvent]) -> int:
