@@ -6,9 +6,10 @@ object and a list slot (about 15 bytes per input byte for a parameter kept twice
 text and as value).  :class:`Pieces` is the list of the recent chunks, folded into one
 string appended to ``segments`` every :data:`FOLD_SIZE` characters: the text then costs
 about one byte per byte of ASCII, plus at most :data:`FOLD_SIZE` characters of small
-pieces.  The hot paths (a value, thinking content, a plugin's block) ``append`` and compare the chunk's end
-offset with the block's next fold offset, one comparison merged with the block's size
-limit; the other paths call :meth:`Pieces.add`, which folds every :data:`FOLD` pieces.
+pieces.  The hot paths (a value, thinking content, a plugin's block) ``append`` and
+compare the chunk's end offset with the block's next fold offset, one comparison merged
+with the block's size limit; the other paths call :meth:`Pieces.add`, which folds every
+:data:`FOLD` pieces.
 
 A part of the text (a parameter's value) is taken with :meth:`Pieces.slice` from
 offsets, not kept a second time; :meth:`Pieces.text` joins the whole text once and keeps
