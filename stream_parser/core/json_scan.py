@@ -191,6 +191,14 @@ class JsonScanner:
         return self._error
 
     @property
+    def holds_slice(self) -> bool:
+        """Whether a slice is held (a key being read, or a kept value).
+
+        :meth:`skip` then keeps the text it takes, which :meth:`follow` could not.
+        """
+        return self._slice_from >= 0 and self._slice_keep
+
+    @property
     def retained(self) -> int:
         """The number of characters held from earlier chunks (the current slice)."""
         return sum(map(len, self._pieces))
@@ -250,6 +258,41 @@ class JsonScanner:
         self._position += n
         if self._slice_from >= 0 and self._slice_keep:
             self._pieces.append(chunk)
+        return True
+
+    def follow(self, leader: JsonScanner) -> bool:
+        """Take what ``leader`` took with :meth:`skip` since the two were together.
+
+        For two scanners fed the same text from the same start, one of which (the
+        leader) went on alone, with :meth:`skip` only: a skip changes nothing but the
+        position and the pending escape of a string, so this one takes the same
+        characters without seeing them.  Not while this one :attr:`holds_slice`
+        (the text would be needed), nor when the two are not in the same place of the
+        same structure.
+
+        Returns:
+            True when this scanner is now where the leader is; False when it was not
+            moved (nothing changed).
+
+        Example:
+            >>> a, b = JsonScanner(keep_text=False), JsonScanner(keep_text=False)
+            >>> _ = a.feed('{"k": "x'), b.feed('{"k": "x')
+            >>> a.skip("yz"), b.follow(a), b.position, b.feed('"}')[-1].kind
+            (True, True, 10, 'end')
+        """
+        if leader is self or leader._position == self._position:
+            return True
+        if (
+            leader._position < self._position
+            or self._state != _SCANNING
+            or leader._state != _SCANNING
+            or self._in_string != leader._in_string
+            or self._depth != leader._depth
+            or (self._slice_from >= 0 and self._slice_keep)
+        ):
+            return False
+        self._position = leader._position
+        self._escaped = leader._escaped
         return True
 
     def feed(self, chunk: str) -> list[JsonMark]:

@@ -121,6 +121,11 @@ class HermesReader(BlockReader):
         return self._name
 
     @property
+    def scanner(self) -> JsonScanner:
+        """The scanner that follows the block's JSON (read it; do not feed it)."""
+        return self._scanner
+
+    @property
     def is_call_shaped(self) -> bool:
         """Whether the object has shown a name and an ``"arguments"``/``"parameters"`` key.
 

@@ -132,21 +132,28 @@ class _Object:
         self.scanner = JsonScanner(keep_text=False)
         self.start = start
         self.held: list[ParseEvent] = []  # events held until the object is a call
-        # Chunks the reader took on the fast path, not yet shown to ``scanner``: it
-        # skips them all at once when it is next needed (they cannot end the object).
+        # Chunks the reader took on the fast path while ``scanner`` held a slice (a key
+        # being read), not yet shown to it: it skips them all at once when it is next
+        # needed (they cannot end the object).
         self.lag: list[str] = []
 
     def caught_up(self) -> JsonScanner:
-        """The scanner, once it has skipped the chunks of the fast path."""
+        """The scanner, once it has taken the chunks of the fast path.
+
+        The reader's scanner skipped each of them.  This one, fed the same text from the
+        same start, skips the lagging ones, and follows the reader's over the rest
+        (those the reader's function took directly, which it never saw).
+        """
+        scanner = self.scanner
         lag = self.lag
         if lag:
             text = "".join(lag)
             lag.clear()
-            # The reader's scanner skipped each of them: this one, fed the same text,
-            # skips them too.
-            if not self.scanner.skip(text):
+            if not scanner.skip(text):
                 raise InternalError("the object's scanners disagree about a chunk")
-        return self.scanner
+        if not scanner.follow(self.reader.scanner):
+            raise InternalError("the object's scanners disagree about the fast path")
+        return scanner
 
     @property
     def call_shaped(self) -> bool:
@@ -292,11 +299,16 @@ class LlamaPlugin(ParsePlugin):
         obj = self._object
         if self._mode != _JSON or obj is None or obj.held or obj.reader.call.call_index < 0:
             return None
-        fast = obj.reader.fast_path() if obj.caught_up().skips else None
+        scanner = obj.caught_up()
+        fast = obj.reader.fast_path() if scanner.skips else None
         if fast is None or fast[0] is not None:
             return None
+        if not scanner.holds_slice:
+            # The reader's own function, with no call of ours around it: the object's
+            # scanner follows the reader's when it is next needed (caught_up).
+            return None, fast[1], False  # no end tag
         self._take_object = fast[1]
-        return None, self._plain, False  # no end tag
+        return None, self._plain, False
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_json` for a chunk that cannot end the object: the reader takes it."""

@@ -379,3 +379,93 @@ def test_skipped_chunks_around_backslashes(text: str) -> None:
         assert marks == reference
         assert plain > 0  # some chunks were skipped
     assert scan_plain(list(text))[0] == reference
+
+
+# --- a scanner that follows another one's skips ------------------------------------------------
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(_VALUES, max_size=5) | st.dictionaries(st.text(max_size=6), _VALUES, max_size=5),
+    st.randoms(use_true_random=False),
+)
+def test_a_follower_scans_as_its_leader(
+    value: list[Any] | dict[str, Any], rnd: random.Random
+) -> None:
+    text = json.dumps(value, ensure_ascii=False)
+    cuts = sorted(rnd.sample(range(1, len(text)), min(len(text) - 1, rnd.randint(0, 20))))
+    leader, follower = JsonScanner(keep_text=False), JsonScanner(keep_text=False)
+    leader_marks: list[JsonMark] = []
+    follower_marks: list[JsonMark] = []
+    for chunk in splits(text, cuts):
+        # A follower holding a slice is shown every chunk; another one some chunks.
+        shown = follower.holds_slice or rnd.random() < 0.3
+        if shown:
+            assert follower.follow(leader)  # first what it was not shown
+        if leader.skip(chunk):
+            if shown:
+                assert follower.skip(chunk)
+            continue  # else the follower never sees it
+        assert follower.follow(leader)
+        assert follower.position == leader.position
+        leader_marks += leader.feed(chunk)
+        follower_marks += follower.feed(chunk)
+    assert follower.follow(leader)
+    leader_marks += leader.close()
+    follower_marks += follower.close()
+    assert follower_marks == leader_marks == scan([text], keep_text=False)
+
+
+def follow_marks(chunks: list[str]) -> list[JsonMark]:
+    """The marks of a scanner shown only the chunks its leader cannot skip."""
+    leader, follower = JsonScanner(keep_text=False), JsonScanner(keep_text=False)
+    marks: list[JsonMark] = []
+    for chunk in chunks:
+        if follower.holds_slice:
+            assert follower.follow(leader)
+            if leader.skip(chunk):
+                assert follower.skip(chunk)
+                continue
+        elif leader.skip(chunk):
+            continue
+        assert follower.follow(leader)
+        leader.feed(chunk)
+        marks += follower.feed(chunk)
+    assert follower.follow(leader)
+    return marks + follower.close()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        r'{"a": "x\\\"y\\ and some more", "b": [{"c": "\\ plain"}, "] plain"], "d": "text"}',
+        r'["\\\\\\ abc", {"k": "v\"}\" long enough"}, "end\\ of it"]',
+    ],
+)
+def test_a_follower_around_backslashes(text: str) -> None:
+    json.loads(text)  # a valid document
+    reference = scan([text], keep_text=False)
+    for size in range(1, 6):
+        assert follow_marks([text[i : i + size] for i in range(0, len(text), size)]) == reference
+
+
+def test_a_scanner_holding_a_key_does_not_follow() -> None:
+    leader, follower = JsonScanner(keep_text=False), JsonScanner(keep_text=False)
+    for scanner in (leader, follower):
+        scanner.feed('{"ke')
+    assert follower.holds_slice
+    assert leader.skip("y")
+    assert not follower.follow(leader)  # the key's text would be missing
+    assert follower.position == 4
+    assert follower.skip("y") and follower.follow(leader)
+    assert follower.feed('": 1}') == leader.feed('": 1}')
+
+
+def test_scanners_in_different_places_do_not_follow() -> None:
+    a, b = JsonScanner(keep_text=False), JsonScanner(keep_text=False)
+    a.feed('{"k": "x')
+    b.feed('{"k": [')
+    assert a.skip("yz")
+    assert not b.follow(a)  # one is in a string, the other in a list
+    assert b.position == 7
+    assert not a.follow(b)  # nor does a scanner follow one behind it

@@ -195,6 +195,14 @@ RAW = [
         '<|tool_call_argument_begin|>{"content": "a <|tool_call_end|> b", "path": "p"}'
         "<|tool_call_end|><|tool_calls_section_end|> after",
     ),
+    (
+        # Keys read while the fast path runs (the object's scanner holds their text), a
+        # backslash at a chunk's end, then the object's end.
+        "llama",
+        '{"name": "write_to_file", "parameters": {"path": "a\\\\", "content": "x \\"y\\" '
+        '{[}] \\\\ z", "a long \\"key\\"": [1, {"k": "v"}]}, "another \\\\ key": '
+        '"value \\" {"}',
+    ),
 ]
 
 
