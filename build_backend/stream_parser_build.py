@@ -14,8 +14,8 @@ Only modules that mypyc handles and that gain from it are listed: the driver
 machine.  The gain comes from the calls between them, which become C calls when both
 sides are compiled: the readers compiled without the driver, or the driver without the
 readers, run no faster than pure Python.  Left interpreted: ``core/drivers.py`` (an async
-generator), ``core/events.py`` (events whose ``__class__`` is swapped, whose
-``__slots__`` are read and whose annotations Pydantic reads), ``core/plugins.py``
+generator), ``core/events.py`` (frozen dataclasses whose ``__class__`` is swapped and
+whose annotations Pydantic reads), ``core/plugins.py``
 (``ParsePlugin``, which dialects and users subclass), ``readers/pieces.py`` (a ``list``
 subclass, which mypyc does not compile), and ``config.py`` and ``tables.py``, which
 gain nothing (and a compiled ``ParserConfig`` no longer exposes its defaults as class
