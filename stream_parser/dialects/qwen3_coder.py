@@ -56,9 +56,13 @@ Theory of operation
 
 The reader keeps a small *hold*: characters it cannot decide yet (a tag cut by the end
 of a piece, a ``</parameter>`` or ``</function>`` and the whitespace after it while it
-waits for the next tag, or a newline and the start of the line after it).  The hold is
-bounded by the longest tag name plus ``buffer_keep_size`` characters of whitespace, so
-every character is looked at a bounded number of times (linear time).
+waits for the next tag, or what may be a ``<parameter=`` tag at the start of a line).
+The hold is bounded by the longest tag name plus ``buffer_keep_size`` characters of
+whitespace, so every character is looked at a bounded number of times (linear time).
+A line break and the indentation after it are value as they come: the reader only
+remembers that a line has begun (``_line``), and if the line then opens a parameter,
+the value it ends loses that indentation (the line break stays, as the one the close
+would have followed).
 
 When the block closes, each value loses the format's framing: exactly one newline
 after ``<parameter=NAME>`` and one before ``</parameter>`` (``"\n    indented()\n\n"``
@@ -131,7 +135,6 @@ Every match begins with ``<``, so a chunk without one is not searched at all; th
 that open with a tag, which can begin with a line break too, are left to
 :meth:`Qwen3CoderReader._plain`, which looks for them only in a chunk that holds both."""
 _LINE_OPEN: Final = re.compile(r"\n[ \t]*<")
-_HELD_LINE: Final = re.compile(r"\n[ \t]*")
 _CUT_CLOSE: Final = tag_stop((_PARAM_CLOSE, _FUNCTION_CLOSE))
 """In a chunk without closing tags: the start of one cut by its end."""
 
@@ -204,6 +207,9 @@ class Qwen3CoderReader(HeldStateReader):
         self._given: set[str] = set()  # every parameter opened in this call
         # The value has just opened: its start counts as the start of a line.
         self._fresh = False
+        # The value taken so far ends with a line break and this many characters of
+        # indentation (-1: it does not): the line may still open with a tag.
+        self._line = -1
         # The content fed so far ends with "</function>" and whitespace inside a value:
         # the end tag, if it comes next, ends the value and the call.
         self._pending_end = False
@@ -285,6 +291,7 @@ class Qwen3CoderReader(HeldStateReader):
         self._value = []
         self._state = _VALUE
         self._fresh = True
+        self._line = -1
         self._given.add(name)
         self._param_known = known = name in self._known
         if not self._registered:
@@ -322,6 +329,20 @@ class Qwen3CoderReader(HeldStateReader):
             self._fresh = False
             if end >= 0:
                 return self._line_tag(buf, at, end, name, base, out)
+        line = self._line
+        if line >= 0:
+            # A line began in an earlier piece, with ``line`` characters of indentation.
+            end, at, name = self._tag_line(buf, pos, line)
+            if end == _WAIT:  # more indentation, or what may be the tag, cut
+                self._take(buf, pos, at, base, out)
+                self._line = line + at - pos
+                return at, True
+            self._line = -1
+            if end >= 0:
+                # Its indentation is taken as it would have been in another chunking;
+                # the value loses all of it.
+                self._take(buf, pos, at, base, out)
+                return self._line_tag(buf, at, end, name, base, out, line + at - pos)
         m = _VALUE_MARK.search(buf, pos)
         while m is not None:
             s = m.start()
@@ -329,12 +350,16 @@ class Qwen3CoderReader(HeldStateReader):
             if mark == "\n":
                 end, at, name = self._tag_line(buf, s + 1)
                 if end == _WAIT:
-                    self._take(buf, pos, s, base, out)
-                    return s, True
+                    # The line so far is indentation (or what may be the tag, cut): the
+                    # line break and the indentation are taken, the line waits.
+                    self._take(buf, pos, at, base, out)
+                    self._line = at - s - 1
+                    return at, True
                 if end >= 0:
-                    # The newline ends the value (it is the one before the missing close).
-                    self._take(buf, pos, s + 1, base, out)
-                    return self._line_tag(buf, at, end, name, base, out)
+                    # The newline ends the value (it is the one before the missing close);
+                    # the indentation is streamed as in any chunking, and not kept.
+                    self._take(buf, pos, at, base, out)
+                    return self._line_tag(buf, at, end, name, base, out, at - s - 1)
             elif mark == _PARAM_CLOSE:
                 verdict = self._close_verdict(buf, s + len(_PARAM_CLOSE))
                 if verdict is True:
@@ -364,8 +389,10 @@ class Qwen3CoderReader(HeldStateReader):
         self._take(buf, pos, stop, base, out)
         return stop, True
 
-    def _tag_line(self, buf: str, k: int) -> tuple[int, int, str]:
-        """Does the line that starts at ``k`` open with a ``<parameter=NAME>`` tag?
+    def _tag_line(self, buf: str, k: int, indent: int = 0) -> tuple[int, int, str]:
+        """Does the line that goes on at ``k`` open with a ``<parameter=NAME>`` tag?
+
+        ``indent`` characters of its indentation came before ``k`` (in earlier pieces).
 
         Returns:
             ``(end, at, name)``: the tag's end, start and name; or ``_WAIT`` / ``_NO`` as
@@ -373,7 +400,7 @@ class Qwen3CoderReader(HeldStateReader):
             ``buffer_keep_size`` makes it an ordinary line (the hold stays bounded).
         """
         j = _INDENT.match(buf, k).end()  # type: ignore[union-attr]
-        if j - k > self._ws_cap:
+        if j - k + indent > self._ws_cap:
             return _NO, j, ""
         if j == len(buf):
             return _WAIT, j, ""
@@ -381,16 +408,25 @@ class Qwen3CoderReader(HeldStateReader):
         return end, j, name
 
     def _line_tag(
-        self, buf: str, at: int, end: int, name: str, base: int, out: list[ParseEvent]
+        self,
+        buf: str,
+        at: int,
+        end: int,
+        name: str,
+        base: int,
+        out: list[ParseEvent],
+        indent: int = 0,
     ) -> tuple[int, bool]:
         """A ``<parameter=NAME>`` line inside a value whose ``</parameter>`` is missing.
 
         For a parameter of the tool that was not given yet it ends the value and opens
         the next one, as the model meant; any other name makes the call malformed, so
-        that a call never runs with a value that holds its own markup.
+        that a call never runs with a value that holds its own markup.  ``indent``
+        characters of the line's indentation were taken as value (in earlier pieces):
+        the value loses them.
         """
         if name not in self._given and (not self._registered or name in self._known):
-            self._end_value()
+            self._end_value(indent)
             self._open_param(name, (base + at, base + end), out)
             return end, False
         reason = "is given already" if name in self._given else "is not a parameter of the tool"
@@ -401,10 +437,14 @@ class Qwen3CoderReader(HeldStateReader):
         )
         return len(buf), True
 
-    def _end_value(self) -> None:
-        """The open value is complete: keep it (for a parameter the tool has)."""
+    def _end_value(self, indent: int = 0) -> None:
+        """The open value is complete: keep it (for a parameter the tool has).
+
+        Its last ``indent`` characters are the indentation of a tag line that ends it.
+        """
         if self._param_known:
-            self._params[self._param] = "".join(self._value)
+            value = "".join(self._value)
+            self._params[self._param] = value[: len(value) - indent]
         self._value = []
 
     def _function_close_verdict(self, buf: str, j: int) -> int:
@@ -467,43 +507,47 @@ class Qwen3CoderReader(HeldStateReader):
     def fast_path(self) -> FastData | None:
         """Inside a value, only closing tags and lines that open with a tag matter.
 
-        What the value's reader holds must be what the fast path holds too: a line
-        break and its indentation (the next line may open with a tag), or a closing
-        tag cut by the end of the last chunk.
+        What the value's reader holds must be what the fast path holds too: a closing
+        tag cut by the end of the last chunk (what may be a tag at the start of a line
+        is left to the slow path).
         """
         if self._state != _VALUE or self._fresh or self._pending_end:
             return None
         hold = self._hold
-        if hold and not _HELD_LINE.fullmatch(hold) and _cut_close(hold, 0) != len(hold):
+        if hold and (self._line >= 0 or _cut_close(hold, 0) != len(hold)):
             return None
         self._index = self.call.call_index  # fixed while the fast path runs
         return _FAST_STOP, self._plain, True  # </tool_call> in a value is content
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`feed` for a value's chunk that holds no closing tag and no tag line."""
-        hold = self._hold
-        if hold:
-            if hold[0] != "\n" or "<" in data or "\n" in data:
-                return self._plain_held(data, start, out)
-            # A held line break and indentation (what _plain_held would decide, faster):
-            if not data.strip(" \t"):
-                # more indentation: the line's first character is still to come
-                if len(hold) + len(data) - 1 > self._ws_cap:
-                    return self._plain_held(data, start, out)
-                self._hold = hold + data
-                return True
-            # the line's first character, which is no tag: all of it is value
-            data, start = hold + data, self._hold_start
-            self._hold = ""
-            self._hold_start = start + len(data)
-        elif "<" in data:
-            if "\n" in data and _LINE_OPEN.search(data):
+        if self._hold:
+            return self._plain_held(data, start, out)
+        line = self._line
+        if line >= 0:
+            # A line has begun: its first character after the indentation decides.
+            k = len(data) - len(data.lstrip(" \t"))
+            if line + k > self._ws_cap:
+                self._line = -1  # deeper indentation makes no tag line
+            elif k == len(data):
+                self._line = line + k  # more indentation: still undecided
+            elif data[k] == "<":
+                return False  # what may be a <parameter= tag: the slow path decides
+            else:
+                self._line = -1
+        if "\n" in data:
+            if "<" in data and _LINE_OPEN.search(data):
                 return False  # a line that opens with a tag: the slow path decides
-            if _CUT_CLOSE.search(data) or not data[data.rfind("\n") + 1 :].strip(" \t"):
-                return self._plain_held(data, start, out)  # something to hold
-        elif "\n" in data and not data[data.rfind("\n") + 1 :].strip(" \t"):
-            return self._plain_held(data, start, out)  # something to hold
-        # The common case, inline: nothing held, nothing to hold.
+            i = data.rfind("\n")
+            if not data[i + 1 :].strip(" \t"):
+                # It ends in a line's indentation: the line is still undecided.
+                indent = len(data) - i - 1
+                self._line = indent if indent <= self._ws_cap else -1
+            elif "<" in data and _CUT_CLOSE.search(data):
+                return self._plain_held(data, start, out)  # a closing tag cut: hold it
+        elif "<" in data and _CUT_CLOSE.search(data):
+            return self._plain_held(data, start, out)  # a closing tag cut: hold it
+        # The common case, inline: all of it is value.
         if self._param_known:
             self._value.append(data)
             if self._deltas:
@@ -512,38 +556,28 @@ class Qwen3CoderReader(HeldStateReader):
         return True
 
     def _plain_held(self, data: str, start: int, out: list[ParseEvent]) -> bool:
-        """:meth:`_plain` with something held before the chunk, or to hold after it.
+        """:meth:`_plain` with a closing tag cut before the chunk, or to hold after it.
 
-        As on the slow path, a line break and indentation at the end wait for the next
-        line, and so does the start of a closing tag; a held part that the chunk turns
-        into a tag or a tag line is left to the slow path.
+        Held before it, the cut tag and the chunk are read together (unless they make a
+        closing tag or a line that opens with a tag: the slow path decides those).
         """
         hold = self._hold
         if hold:
             buf = hold + data
             if _VALUE_STOP.search(buf) is not None:
                 return False
-            base = self._hold_start
-        else:
-            buf, base = data, start
-        n = len(buf)
-        cut = n
-        line = buf.rfind("\n")
-        if line >= 0 and not buf[line + 1 :].strip(" \t"):
-            if n - line - 1 <= self._ws_cap:  # deeper indentation makes no tag line
-                cut = line
-        else:
-            cut_close = _CUT_CLOSE.search(buf)
-            if cut_close is not None:
-                cut = cut_close.start()
+            self._hold = ""
+            return self._plain(buf, self._hold_start, out)
+        # Nothing held: the chunk ends with the start of a closing tag, which waits.
+        cut = _CUT_CLOSE.search(data).start()  # type: ignore[union-attr]
         if cut and self._param_known:  # _take, inline
-            piece = buf[:cut]
+            piece = data[:cut]
             self._value.append(piece)
             if self._deltas:
-                span = (base, base + cut)
+                span = (start, start + cut)
                 out.append(_fast_param_delta(self._tool, self._param, piece, self._index, span))
-        self._hold = buf[cut:]
-        self._hold_start = base + cut
+        self._hold = data[cut:]
+        self._hold_start = start + cut
         return True
 
     def accepts_end(self) -> bool:
@@ -568,7 +602,7 @@ class Qwen3CoderReader(HeldStateReader):
         if hold.startswith(_PARAM_CLOSE):
             hold = hold[len(_PARAM_CLOSE) :]
             return not hold.strip(_WS)
-        return "\n" in hold and not hold.strip(_WS)
+        return self._line >= 0 and not hold
 
     # --- the outcome ---------------------------------------------------------------------
 

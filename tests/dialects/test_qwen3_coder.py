@@ -61,6 +61,26 @@ def test_missing_close_before_the_next_parameter_line() -> None:
     )
 
 
+def test_an_indented_tag_line_streams_its_indentation_which_the_value_loses() -> None:
+    # The line break and indentation stream as they come, before the line shows what
+    # it opens; when it opens the next parameter, the value ends without them.
+    text = _call(
+        "write_to_file",
+        "<parameter=path>\nsrc/app.py\n",  # no </parameter>
+        "    <parameter=content>\nprint(1)\n</parameter>\n",
+    )
+    check(
+        QWEN,
+        text,
+        [
+            ("start", "write_to_file", 0),
+            ("param", "path", "\nsrc/app.py\n    "),
+            ("param", "content", "\nprint(1)\n"),
+            ("call", "write_to_file", WriteToFile(path="src/app.py", content="print(1)"), 0),
+        ],
+    )
+
+
 def test_missing_close_before_function_close() -> None:
     text = _call(
         "write_to_file",
