@@ -102,6 +102,8 @@ CALL_END: Final = "<tool_call|>"
 """The token that closes a call."""
 STRING_DELIMITER: Final = '<|"|>'
 """The token on both sides of a string value."""
+_KEEP: Final = len(STRING_DELIMITER) - 1
+"""How many of the last characters fed are kept, for a delimiter cut between pieces."""
 CHANNEL_START: Final = "<|channel>"
 """The token that opens reasoning (``<|channel>thought\\n``)."""
 CHANNEL_END: Final = "<channel|>"
@@ -349,6 +351,10 @@ class Gemma4Reader(BlockReader):
         self._phase = 0  # 0 head, 1 arguments, 2 not followed
         self._name = ""
         self._deltas = call.emit_deltas
+        # Fixed while the fast path runs (see fast_path): whether its chunks stream as
+        # deltas, and the call's index.
+        self._stream = False
+        self._index = 0
 
     def feed(self, data: str, start: int, out: list[ParseEvent]) -> None:
         """Count string tokens; announce the call at its ``{``; stream the arguments."""
@@ -384,19 +390,22 @@ class Gemma4Reader(BlockReader):
         """
         if self._phase != 1:
             return None
+        self._stream = self.announced and self._deltas
+        self._index = self.call.call_index
         if self._in_string:
             return None, self._plain_in_string, True
         return None, self._plain, False
 
     def _plain_in_string(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_plain` inside a string, for a chunk that does not end it."""
-        text = self._tail + data
-        if STRING_DELIMITER in text:
+        tail = self._tail
+        # A delimiter cut between the pieces begins in the tail, with its "<".
+        if STRING_DELIMITER in data or ("<" in tail and STRING_DELIMITER in tail + data):
             return False
-        self._tail = text[-(len(STRING_DELIMITER) - 1) :]
-        if self.announced and self._deltas:
+        self._tail = data[-_KEEP:] if len(data) >= _KEEP else (tail + data)[-_KEEP:]
+        if self._stream:
             span = (start, start + len(data))
-            out.append(_fast_arguments_delta(self._name, data, self.call.call_index, None, span))
+            out.append(_fast_arguments_delta(self._name, data, self._index, None, span))
         return True
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
@@ -405,9 +414,9 @@ class Gemma4Reader(BlockReader):
         if text.count(STRING_DELIMITER) % 2:
             self._in_string = not self._in_string
         self._tail = text[-(len(STRING_DELIMITER) - 1) :]
-        if self.announced and self._deltas:
+        if self._stream:
             span = (start, start + len(data))
-            out.append(_fast_arguments_delta(self._name, data, self.call.call_index, None, span))
+            out.append(_fast_arguments_delta(self._name, data, self._index, None, span))
         return True
 
     def _announce(self, span: Span, out: list[ParseEvent]) -> None:
