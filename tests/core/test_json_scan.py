@@ -363,13 +363,14 @@ def test_skipped_chunks_scan_as_fed(
     assert marks == scan([text], keep_text=keep_text)
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        r'{"a": "x\\\"y\\ and some more", "b": [{"c": "\\ plain"}, "] plain"], "d": "text"}',
-        r'["\\\\\\ abc", {"k": "v\"}\" long enough"}, "end\\ of it"]',
-    ],
-)
+# Documents with runs of backslashes, escaped quotes and brackets inside strings.
+BACKSLASH_DOCUMENTS = [
+    r'{"a": "x\\\"y\\ and some more", "b": [{"c": "\\ plain"}, "] plain"], "d": "text"}',
+    r'["\\\\\\ abc", {"k": "v\"}\" long enough"}, "end\\ of it"]',
+]
+
+
+@pytest.mark.parametrize("text", BACKSLASH_DOCUMENTS)
 def test_skipped_chunks_around_backslashes(text: str) -> None:
     json.loads(text)  # a valid document
     reference = scan_all_ways(text)
@@ -435,13 +436,7 @@ def follow_marks(chunks: list[str]) -> list[JsonMark]:
     return marks + follower.close()
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        r'{"a": "x\\\"y\\ and some more", "b": [{"c": "\\ plain"}, "] plain"], "d": "text"}',
-        r'["\\\\\\ abc", {"k": "v\"}\" long enough"}, "end\\ of it"]',
-    ],
-)
+@pytest.mark.parametrize("text", BACKSLASH_DOCUMENTS)
 def test_a_follower_around_backslashes(text: str) -> None:
     json.loads(text)  # a valid document
     reference = scan([text], keep_text=False)
