@@ -200,10 +200,13 @@ class Qwen3CoderReader(HeldStateReader):
         self._tool = ""
         self._registered = False
         self._known: frozenset[str] = frozenset()
-        self._params: dict[str, str] = {}
+        # Each value, as its offsets in the stream: taken from the block's text when the
+        # block closes, so that it is not kept a second time while it streams.
+        self._params: dict[str, tuple[int, int]] = {}
         self._param = ""
         self._param_known = False
-        self._value: list[str] = []
+        self._value_from = 0  # where the open value begins ...
+        self._value_to = 0  # ... and where what was taken of it ends
         self._given: set[str] = set()  # every parameter opened in this call
         # The value has just opened: its start counts as the start of a line.
         self._fresh = False
@@ -242,7 +245,6 @@ class Qwen3CoderReader(HeldStateReader):
         self._state = _MALFORMED
         self._why = why
         self._bad_at = at
-        self._value = []
 
     def _in_function(
         self, buf: str, pos: int, base: int, out: list[ParseEvent]
@@ -288,7 +290,7 @@ class Qwen3CoderReader(HeldStateReader):
 
     def _open_param(self, name: str, span: tuple[int, int], out: list[ParseEvent]) -> None:
         self._param = name
-        self._value = []
+        self._value_from = self._value_to = span[1]
         self._state = _VALUE
         self._fresh = True
         self._line = -1
@@ -443,9 +445,7 @@ class Qwen3CoderReader(HeldStateReader):
         Its last ``indent`` characters are the indentation of a tag line that ends it.
         """
         if self._param_known:
-            value = "".join(self._value)
-            self._params[self._param] = value[: len(value) - indent]
-        self._value = []
+            self._params[self._param] = (self._value_from, self._value_to - indent)
 
     def _function_close_verdict(self, buf: str, j: int) -> int:
         """What the ``</function>`` inside a value that ends at ``j`` is.
@@ -492,7 +492,7 @@ class Qwen3CoderReader(HeldStateReader):
         """``buf[start:end]`` belongs to the open parameter's value."""
         if start < end and self._param_known:
             piece = buf[start:end]
-            self._value.append(piece)
+            self._value_to = base + end
             if self.call.emit_deltas:
                 out.append(
                     _fast_param_delta(
@@ -549,10 +549,11 @@ class Qwen3CoderReader(HeldStateReader):
             return self._plain_held(data, start, out)  # a closing tag cut: hold it
         # The common case, inline: all of it is value.
         if self._param_known:
-            self._value.append(data)
+            self._value_to = end = start + len(data)
             if self._deltas:
-                span = (start, start + len(data))
-                out.append(_fast_param_delta(self._tool, self._param, data, self._index, span))
+                out.append(
+                    _fast_param_delta(self._tool, self._param, data, self._index, (start, end))
+                )
         return True
 
     def _plain_held(self, data: str, start: int, out: list[ParseEvent]) -> bool:
@@ -572,7 +573,7 @@ class Qwen3CoderReader(HeldStateReader):
         cut = _CUT_CLOSE.search(data).start()  # type: ignore[union-attr]
         if cut and self._param_known:  # _take, inline
             piece = data[:cut]
-            self._value.append(piece)
+            self._value_to = start + cut
             if self._deltas:
                 span = (start, start + cut)
                 out.append(_fast_param_delta(self._tool, self._param, piece, self._index, span))
@@ -638,8 +639,10 @@ class Qwen3CoderReader(HeldStateReader):
             )
         xml_parser = self.call.xml_parser
         values: dict[str, str | None] = {}
-        for name, raw in self._params.items():
-            value = _unframe(raw)
+        content = block.content
+        offset = block.span[0] + len(block.start_tag)  # of the content in the stream
+        for name, (value_from, value_to) in self._params.items():
+            value = _unframed(content, value_from - offset, value_to - offset)
             if value.strip(_WS) == "null":
                 values[name] = None  # None where the field admits it, else "null"
             elif xml_parser.is_raw_param(self._tool, name):
@@ -656,25 +659,27 @@ class Qwen3CoderReader(HeldStateReader):
 _WS: Final = " \t\r\n"
 
 
-def _unframe(raw: str) -> str:
-    r"""A value without the format's framing newlines, and nothing else removed.
+def _unframed(text: str, start: int, end: int) -> str:
+    r"""``text[start:end]``, a value, without the format's framing newlines (one copy).
 
     The framing is the newline after ``<parameter=NAME>`` and the one before
-    ``</parameter>`` (each ``\n`` or ``\r\n``), when they are there.
+    ``</parameter>`` (each ``\n`` or ``\r\n``), when they are there; nothing else is
+    removed.
 
     Example:
-        >>> _unframe("\n    indented()\n\n")
+        >>> block = "<parameter=content>\n    indented()\n\n</parameter>"
+        >>> _unframed(block, 19, block.index("</parameter>"))
         '    indented()\n'
     """
-    if raw.startswith("\r\n"):
-        raw = raw[2:]
-    elif raw.startswith("\n"):
-        raw = raw[1:]
-    if raw.endswith("\r\n"):
-        return raw[:-2]
-    if raw.endswith("\n"):
-        return raw[:-1]
-    return raw
+    if text.startswith("\r\n", start, end):
+        start += 2
+    elif text.startswith("\n", start, end):
+        start += 1
+    if text.endswith("\r\n", start, end):
+        end -= 2
+    elif text.endswith("\n", start, end):
+        end -= 1
+    return text[start:end]
 
 
 class Qwen3CoderDialect(ToolCallTagDialect):
