@@ -176,8 +176,12 @@ class _Call:
     name: str | None = None
     end: int = -1  # absolute offset after its end marker (-1: not closed)
     why: str = ""  # why it cannot be read ("" while it can)
-    args: list[str] = field(default_factory=list)  # JSON arguments, verbatim
-    params: dict[str, tuple[str, str]] = field(default_factory=dict)  # DSML: value, string=
+    # Where its text is in the stream (absolute offsets), taken from the call's text when
+    # it is built, so that nothing is kept a second time while it streams: the JSON
+    # arguments' start and end; DSML values' start, end and ``string=`` attribute.
+    args_from: int = 0
+    args_to: int = 0
+    params: dict[str, tuple[int, int, str]] = field(default_factory=dict)
     announced: bool = False
 
 
@@ -368,8 +372,8 @@ class ToolCallsReader(_SectionReader):
         self._fence = False  # the arguments opened with a ``` fence line
         self._head_span: Span = (0, 0)  # where "function" was, for a tool of that name
         self._deltas = context.config.emit_deltas
-        # The open call's arguments, name and index, for the fast path's deltas.
-        self._fast_args: list[str] = []
+        # The open call, its name and index, for the fast path's deltas.
+        self._fast_call: _Call | None = None
         self._fast_name = ""
         self._index = 0
 
@@ -477,6 +481,9 @@ class ToolCallsReader(_SectionReader):
             return k, False
         self._scanner = JsonScanner(keep_text=False)
         self._scan_base = base + k
+        call = self.current
+        if call is not None:
+            call.args_from = call.args_to = base + k
         self._state = _ARGS
         return k, False
 
@@ -511,7 +518,7 @@ class ToolCallsReader(_SectionReader):
         if start >= end or call is None:
             return
         piece = buf[start:end]
-        call.args.append(piece)
+        call.args_to = base + end
         if call.announced and call.call.emit_deltas:
             out.append(
                 _fast_arguments_delta(
@@ -529,7 +536,7 @@ class ToolCallsReader(_SectionReader):
         # Inside a string the section's end tag is content (see accepts_end).
         call = self.current
         if call.announced and self._deltas:  # fixed while the fast path runs
-            self._fast_args = call.args
+            self._fast_call = call
             self._fast_name = call.name or ""
             self._index = call.call.call_index
             return None, self._plain_deltas, scanner.in_string
@@ -539,9 +546,10 @@ class ToolCallsReader(_SectionReader):
         """:meth:`_plain` in an announced call whose deltas stream: one delta."""
         if not self._scanner.skip(data):
             return False
-        self._fast_args.append(data)
-        span = (start, start + len(data))
-        out.append(_fast_arguments_delta(self._fast_name, data, self._index, None, span))
+        call = self._fast_call
+        assert call is not None  # set when the fast path was chosen
+        call.args_to = end = start + len(data)
+        out.append(_fast_arguments_delta(self._fast_name, data, self._index, None, (start, end)))
         return True
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
@@ -554,9 +562,9 @@ class ToolCallsReader(_SectionReader):
             return False
         call = self.current
         assert call is not None  # fast_path offers this only inside a call
-        call.args.append(data)
+        call.args_to = end = start + len(data)
         if call.announced and self._deltas:
-            span = (start, start + len(data))
+            span = (start, end)
             index = call.call.call_index
             out.append(_fast_arguments_delta(call.name or "", data, index, None, span))
         return True
@@ -591,7 +599,7 @@ class ToolCallsReader(_SectionReader):
 
     def _build(self, call: _Call, tile: PluginBlock) -> list[ParseEvent]:
         name = call.name or ""
-        text = "".join(call.args)
+        text = tile.content[call.args_from - tile.span[0] : call.args_to - tile.span[0]]
         try:
             arguments = _DECODER.decode(text)
         except (ValueError, RecursionError) as exc:
@@ -624,7 +632,8 @@ class DsmlReader(_SectionReader):
         self._param = ""
         self._string = ""
         self._param_known = False
-        self._value: list[str] = []
+        self._value_from = 0  # where the open value begins ...
+        self._value_to = 0  # ... and where what was taken of it ends
         self._known: frozenset[str] = frozenset()
 
     def _tag(self, buf: str, k: int) -> tuple[int, str]:
@@ -721,7 +730,7 @@ class DsmlReader(_SectionReader):
         assert call is not None
         self._param = name
         self._string = string
-        self._value = []
+        self._value_from = self._value_to = span[1]
         self._state = _D_VALUE
         self._param_known = known = name in self._known
         if not call.announced:
@@ -798,7 +807,7 @@ class DsmlReader(_SectionReader):
         if start >= end or call is None or not self._param_known:
             return
         piece = buf[start:end]
-        self._value.append(piece)
+        self._value_to = base + end
         if call.announced and call.call.emit_deltas:
             out.append(
                 _fast_param_delta(
@@ -813,8 +822,7 @@ class DsmlReader(_SectionReader):
     def _end_value(self) -> None:
         call = self.current
         if call is not None and self._param_known:
-            call.params[self._param] = ("".join(self._value), self._string)
-        self._value = []
+            call.params[self._param] = (self._value_from, self._value_to, self._string)
 
     def _pending_close(self) -> bool:
         """The hold is a value's closing tag and whitespace, waiting for what follows."""
@@ -837,7 +845,9 @@ class DsmlReader(_SectionReader):
         name = call.name or ""
         xml_parser = call.call.xml_parser
         values: dict[str, str | None] = {}
-        for param, (raw, string) in call.params.items():
+        content, offset = tile.content, tile.span[0]  # a call's tile has no tags
+        for param, (start, end, string) in call.params.items():
+            raw = content[start - offset : end - offset]
             value: str | None = raw
             if string.strip().lower() == "false":
                 try:

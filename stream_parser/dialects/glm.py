@@ -148,8 +148,11 @@ class GlmReader(HeldStateReader):
         self._param = ""
         self._param_known = False
         self._deltas = False  # the fast path's: a known parameter's deltas are wanted
-        self._value: list[str] = []
-        self._args: dict[str, str] = {}
+        # Each value, as its offsets in the stream: taken from the block's text when the
+        # block closes, so that it is not kept a second time while it streams.
+        self._args: dict[str, tuple[int, int]] = {}
+        self._value_from = 0  # where the open value begins ...
+        self._value_to = 0  # ... and where what was taken of it ends
         # The content fed so far ends with "</arg_value>" and whitespace inside a value:
         # the block's end tag, if it comes next, closes the value and the call.
         self._pending_end = False
@@ -168,7 +171,6 @@ class GlmReader(HeldStateReader):
     def _malformed(self, why: str) -> tuple[int, bool]:
         self._state = _MALFORMED
         self._why = why
-        self._value = []
         return 0, True
 
     def _in_malformed(
@@ -283,7 +285,7 @@ class GlmReader(HeldStateReader):
             return k, True
         if not found:
             return self._malformed(f"expected <arg_value> after the argument {self._param!r}")
-        self._value = []
+        self._value_from = self._value_to = base + k + len(_VALUE_OPEN)
         self._param_known = self._registered and self._param in self._known
         self._state = _VALUE
         return k + len(_VALUE_OPEN), False
@@ -318,7 +320,7 @@ class GlmReader(HeldStateReader):
         """``buf[start:end]`` belongs to the open value."""
         if start < end:
             piece = buf[start:end]
-            self._value.append(piece)
+            self._value_to = base + end
             if self._param_known and self.call.emit_deltas:
                 out.append(
                     _fast_param_delta(
@@ -354,11 +356,12 @@ class GlmReader(HeldStateReader):
         elif "<" in data:
             buf, base = data, start
         else:  # the common case, inline: nothing held, nothing to hold
-            self._value.append(data)
+            self._value_to = end = start + len(data)
             if self._deltas:
-                span = (start, start + len(data))
                 call_index = self.call.call_index
-                out.append(_fast_param_delta(self._tool, self._param, data, call_index, span))
+                out.append(
+                    _fast_param_delta(self._tool, self._param, data, call_index, (start, end))
+                )
             return True
         cut = _VALUE_STOP.search(buf)
         end = len(buf) if cut is None else cut.start()
@@ -374,8 +377,7 @@ class GlmReader(HeldStateReader):
         reported); for an unknown tool nothing is built, so nothing needs keeping.
         """
         if self._param_known:
-            self._args[self._param] = "".join(self._value)
-        self._value = []
+            self._args[self._param] = (self._value_from, self._value_to)
 
     def accepts_end(self) -> bool:
         """``</tool_call>`` ends the block, except inside a value that is not closed."""
@@ -410,7 +412,12 @@ class GlmReader(HeldStateReader):
                 f"unknown tool {self._tool!r} (registered: {known}); the call is not executed",
                 block,
             )
-        arguments = {key: _convert(model, key, raw) for key, raw in self._args.items()}
+        content = block.content
+        offset = block.span[0] + len(block.start_tag)  # of the content in the stream
+        arguments = {
+            key: _convert(model, key, content[start - offset : end - offset])
+            for key, (start, end) in self._args.items()
+        }
         result = validate_arguments(
             self._tool, model, arguments, validate=self.call.config.enable_xml_validation
         )
