@@ -399,9 +399,12 @@ class KimiK3Reader(BlockReader):
         self._call_id: str | None = None
         self._key = ""  # the argument being read
         self._type = ""
-        self._value: list[str] = []
-        self._args: dict[str, tuple[str, str]] = {}  # key -> (type, raw value)
-        self._json: str | None = None  # the text of a json element
+        # Values are kept as their offsets in the stream, and taken from the call's text
+        # when it is built, so that they are not kept a second time while they stream.
+        self._value_from = 0  # where the open element's value begins ...
+        self._value_to = 0  # ... and where what was taken of it ends
+        self._args: dict[str, tuple[str, int, int]] = {}  # key -> (type, value's offsets)
+        self._json: tuple[int, int] | None = None  # where a json element's text is
         self._known = True  # the argument being read is a parameter of the tool
         self._why = ""
 
@@ -477,7 +480,7 @@ class KimiK3Reader(BlockReader):
             if self._json is not None or self._args:
                 self._malformed("a json element beside other arguments")
                 return
-            self._json = ""
+            self._json = (span[1], span[1])
             self._state = _JSON
         elif "key" in attrs:
             self._key = key = attrs["key"]
@@ -489,7 +492,7 @@ class KimiK3Reader(BlockReader):
         else:
             self._malformed('expected <|open|>argument key="NAME"')
             return
-        self._value = []
+        self._value_from = self._value_to = span[1]
 
     def _check_param(self, key: str, span: Span, tag: str, out: list[ParseEvent]) -> None:
         """Report a parameter the tool does not have (dropped) or one given twice."""
@@ -511,7 +514,7 @@ class KimiK3Reader(BlockReader):
         if begin >= end:
             return
         piece = buf[begin:end]
-        self._value.append(piece)
+        self._value_to = base + end
         if not (self.announced and self.call.emit_deltas and self._known):
             return
         span = (base + begin, base + end)
@@ -529,16 +532,14 @@ class KimiK3Reader(BlockReader):
             )
 
     def _end_value(self) -> None:
-        value = "".join(self._value)
         if self._state == _VALUE:
             if self._json is not None:
                 self._malformed("an argument beside a json element")
                 return
             if self._known:
-                self._args[self._key] = (self._type, value)
+                self._args[self._key] = (self._type, self._value_from, self._value_to)
         else:
-            self._json = value
-        self._value = []
+            self._json = (self._value_from, self._value_to)
         self._state = _BODY
 
     def _malformed(self, why: str) -> None:
@@ -568,8 +569,11 @@ class KimiK3Reader(BlockReader):
         model = self.call.tool_registry.get(name)
         if model is None:
             return _unknown(self.call, name, block)
+        content = block.content
+        offset = block.span[0] + len(block.start_tag)  # of the content in the stream
         if self._json is not None:
-            value, unreadable = _decode_json(self._json) if self._json.strip(_WS) else ({}, "")
+            text = content[self._json[0] - offset : self._json[1] - offset]
+            value, unreadable = _decode_json(text) if text.strip(_WS) else ({}, "")
             if unreadable or not isinstance(value, dict):
                 why = unreadable or "is not a JSON object"
                 return failure(
@@ -582,7 +586,8 @@ class KimiK3Reader(BlockReader):
             arguments: dict[str, Any] = value
         else:
             arguments = {
-                key: _convert(model, key, kind, raw) for key, (kind, raw) in self._args.items()
+                key: _convert(model, key, kind, content[start - offset : end - offset])
+                for key, (kind, start, end) in self._args.items()
             }
         result = validate_arguments(
             name, model, arguments, validate=self.call.config.enable_xml_validation

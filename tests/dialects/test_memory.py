@@ -9,20 +9,32 @@ text when the call closes.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 import pytest
 
 from stream_parser import StreamToolParser
 from stream_parser.core.config import ParserConfig
 from stream_parser.core.events import ToolCallEvent
 from stream_parser.dialects import DIALECTS, get_dialect
+from stream_parser.dialects.kimi import format_k3_call
 from tests.core.test_memory import SIZE, peak_growth, write_file
 
+# Each dialect as its format_call writes it, and Kimi K3's markup beside K2's.
+WRITERS: list[tuple[str, Callable[[str, Mapping[str, Any]], str]]] = [
+    *((name, get_dialect(name).format_call) for name in sorted(DIALECTS)),
+    ("kimi", format_k3_call),
+]
 
-@pytest.mark.parametrize("dialect", sorted(DIALECTS))
-def test_a_large_value_costs_a_few_bytes_per_byte(dialect: str) -> None:
+
+@pytest.mark.parametrize(("dialect", "write"), WRITERS, ids=[*sorted(DIALECTS), "kimi-k3"])
+def test_a_large_value_costs_a_few_bytes_per_byte(
+    dialect: str, write: Callable[[str, Mapping[str, Any]], str]
+) -> None:
     body = ("lorem ipsum <b> dolor & sit amet\n" * (SIZE // 33 + 1))[:SIZE]
     config = ParserConfig(dialect=dialect, max_tool_size=4 * SIZE)
-    text = get_dialect(dialect).format_call("write_file", {"path": "a", "content": body})
+    text = write("write_file", {"path": "a", "content": body})
     if config.starts_in_thinking:
         text = "</think>" + text  # the reply starts inside reasoning
     growth, kept = peak_growth(StreamToolParser({"write_file": write_file}, config=config), text)
