@@ -85,7 +85,7 @@ from ..core.events import (
     _fast_param_delta,
 )
 from ..core.json_scan import JsonScanner
-from ..core.plugins import FastData, ParsePlugin, PluginBlock
+from ..core.plugins import FastData, ParsePlugin, PluginBlock, tag_stop
 from ..core.scan import longest_prefix_suffix
 from ..errors import ConfigError
 from ..schema.coerce import coerce_value
@@ -128,6 +128,10 @@ _ARG_OPEN: Final = OPEN + "argument"
 _ARG_CLOSE: Final = CLOSE + "argument" + SEP
 _JSON_OPEN: Final = OPEN + "json"
 _JSON_CLOSE: Final = CLOSE + "json" + SEP
+# What an element's value must not hold for the fast path: its closing marker, whole or
+# cut by the end of the chunk.
+_ARG_CLOSE_STOP: Final = tag_stop((_ARG_CLOSE,))
+_JSON_CLOSE_STOP: Final = tag_stop((_JSON_CLOSE,))
 
 K2_FRAMING_TAGS: Final = (
     SECTION_BEGIN,
@@ -407,6 +411,8 @@ class KimiK3Reader(BlockReader):
         self._json: tuple[int, int] | None = None  # where a json element's text is
         self._known = True  # the argument being read is a parameter of the tool
         self._why = ""
+        self._stream = False  # the fast path's chunks stream as deltas (see fast_path)
+        self._index = 0
 
     def feed(self, data: str, start: int, out: list[ParseEvent]) -> None:
         """Run the state machine over what is held and ``data``."""
@@ -530,6 +536,37 @@ class KimiK3Reader(BlockReader):
                     span=span,
                 )
             )
+
+    def fast_path(self) -> FastData | None:
+        """Inside an element's value, only its closing marker matters.
+
+        A chunk without it (whole, or its start cut by the chunk's end) is all value,
+        as :meth:`feed` would find; the block's end tag is not content there.
+        """
+        state = self._state
+        if self._hold or (state != _VALUE and state != _JSON):
+            return None
+        # Fixed while the fast path runs: whether the chunks stream, and the call's index.
+        self._stream = self.announced and self.call.emit_deltas and self._known
+        self._index = self.call.call_index
+        if state == _VALUE:
+            return _ARG_CLOSE_STOP, self._plain_value, False
+        return _JSON_CLOSE_STOP, self._plain_json, False
+
+    def _plain_value(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`feed` for a chunk of an argument's value without its closing marker."""
+        self._value_to = end = start + len(data)
+        if self._stream:
+            out.append(_fast_param_delta(self._name, self._key, data, self._index, (start, end)))
+        return True
+
+    def _plain_json(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`feed` for a chunk of a json element without its closing marker."""
+        self._value_to = end = start + len(data)
+        if self._stream:
+            span = (start, end)
+            out.append(_fast_arguments_delta(self._name, data, self._index, self._call_id, span))
+        return True
 
     def _end_value(self) -> None:
         if self._state == _VALUE:

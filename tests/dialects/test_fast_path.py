@@ -138,6 +138,28 @@ def test_generated_values_read_the_same_with_the_fast_path(
         assert _events(dialect, chunks, fast=True, monkeypatch=monkeypatch) == slow
 
 
+def test_kimi_k3_values_read_the_same_with_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    # K3's argument elements (format_call writes K2): values full of K3's own markers.
+    from stream_parser.dialects.kimi import format_k3_call
+
+    rnd = random.Random("kimi-k3")
+    pieces = [*PIECES, "<|close|>argumen", "<|open|>argument", "<|close|>call<|sep|>", "<|"]
+    read = 0
+    while read < 6:
+        content = "".join(rnd.choice(pieces) for _ in range(24))
+        try:
+            call = format_k3_call("write_to_file", {"path": "a.py", "content": content})
+        except ValueError:  # a value that holds its own closing marker
+            continue
+        read += 1
+        text = "</think>Some prose first.\n" + call + "\nDone."
+        for _ in range(3):
+            chunks = _chunks(text, rnd)
+            slow = _events("kimi", chunks, fast=False, monkeypatch=monkeypatch)
+            assert _events("kimi", chunks, fast=True, monkeypatch=monkeypatch) == slow
+        assert _events("kimi", list(text), fast=True, monkeypatch=monkeypatch) == slow
+
+
 # Replies no writer produces, where the slow path decides something in the middle of a
 # value: a missing closing tag, an end tag right after a string or a value.
 RAW = [
