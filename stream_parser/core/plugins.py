@@ -176,6 +176,20 @@ class PluginBlock:
         """The block exactly as it appeared in the stream."""
         return self.start_tag + self.content + self.end_tag
 
+    def between(self, start: int, end: int) -> str:
+        """The content from stream offset ``start`` to ``end`` (a part a plugin noted).
+
+        A plugin that notes where a value lies while the block streams takes its text
+        here once the block is whole, instead of keeping the value's chunks too.
+
+        Example:
+            >>> block = PluginBlock("<v>", "</v>", "hello", (10, 21))
+            >>> block.between(15, 17)
+            'll'
+        """
+        offset = self.span[0] + len(self.start_tag)  # of the content in the stream
+        return self.content[start - offset : end - offset]
+
 
 class ParsePlugin:
     r"""Base class for plugins; every hook has a sensible default.

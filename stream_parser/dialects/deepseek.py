@@ -517,13 +517,12 @@ class ToolCallsReader(_SectionReader):
         call = self.current
         if start >= end or call is None:
             return
-        piece = buf[start:end]
         call.args_to = base + end
         if call.announced and call.call.emit_deltas:
+            piece = buf[start:end]
+            span = (base + start, base + end)
             out.append(
-                _fast_arguments_delta(
-                    call.name or "", piece, call.call.call_index, None, (base + start, base + end)
-                )
+                _fast_arguments_delta(call.name or "", piece, call.call.call_index, None, span)
             )
 
     def fast_path(self) -> FastData | None:
@@ -599,7 +598,7 @@ class ToolCallsReader(_SectionReader):
 
     def _build(self, call: _Call, tile: PluginBlock) -> list[ParseEvent]:
         name = call.name or ""
-        text = tile.content[call.args_from - tile.span[0] : call.args_to - tile.span[0]]
+        text = tile.between(call.args_from, call.args_to)
         try:
             arguments = _DECODER.decode(text)
         except (ValueError, RecursionError) as exc:
@@ -806,14 +805,13 @@ class DsmlReader(_SectionReader):
         call = self.current
         if start >= end or call is None or not self._param_known:
             return
-        piece = buf[start:end]
         self._value_to = base + end
         if call.announced and call.call.emit_deltas:
             out.append(
                 _fast_param_delta(
                     call.name or "",
                     self._param,
-                    piece,
+                    buf[start:end],
                     call.call.call_index,
                     (base + start, base + end),
                 )
@@ -845,9 +843,8 @@ class DsmlReader(_SectionReader):
         name = call.name or ""
         xml_parser = call.call.xml_parser
         values: dict[str, str | None] = {}
-        content, offset = tile.content, tile.span[0]  # a call's tile has no tags
         for param, (start, end, string) in call.params.items():
-            raw = content[start - offset : end - offset]
+            raw = tile.between(start, end)
             value: str | None = raw
             if string.strip().lower() == "false":
                 try:

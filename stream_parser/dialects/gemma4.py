@@ -361,7 +361,7 @@ class Gemma4Reader(BlockReader):
         text = self._tail + data
         if text.count(STRING_DELIMITER) % 2:
             self._in_string = not self._in_string
-        self._tail = text[-(len(STRING_DELIMITER) - 1) :]
+        self._tail = text[-_KEEP:]
         if self._phase == 1:
             self._delta(data, start, out)
             return
@@ -413,7 +413,7 @@ class Gemma4Reader(BlockReader):
         text = self._tail + data
         if text.count(STRING_DELIMITER) % 2:
             self._in_string = not self._in_string
-        self._tail = text[-(len(STRING_DELIMITER) - 1) :]
+        self._tail = text[-_KEEP:]
         if self._stream:
             span = (start, start + len(data))
             out.append(_fast_arguments_delta(self._name, data, self._index, None, span))

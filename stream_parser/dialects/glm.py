@@ -319,14 +319,13 @@ class GlmReader(HeldStateReader):
     def _take(self, buf: str, start: int, end: int, base: int, out: list[ParseEvent]) -> None:
         """``buf[start:end]`` belongs to the open value."""
         if start < end:
-            piece = buf[start:end]
             self._value_to = base + end
             if self._param_known and self.call.emit_deltas:
                 out.append(
                     _fast_param_delta(
                         self._tool,
                         self._param,
-                        piece,
+                        buf[start:end],
                         self.call.call_index,
                         (base + start, base + end),
                     )
@@ -412,10 +411,8 @@ class GlmReader(HeldStateReader):
                 f"unknown tool {self._tool!r} (registered: {known}); the call is not executed",
                 block,
             )
-        content = block.content
-        offset = block.span[0] + len(block.start_tag)  # of the content in the stream
         arguments = {
-            key: _convert(model, key, content[start - offset : end - offset])
+            key: _convert(model, key, block.between(start, end))
             for key, (start, end) in self._args.items()
         }
         result = validate_arguments(

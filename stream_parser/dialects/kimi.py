@@ -519,10 +519,10 @@ class KimiK3Reader(BlockReader):
         """``buf[begin:end]`` is part of the open element's value: keep and stream it."""
         if begin >= end:
             return
-        piece = buf[begin:end]
         self._value_to = base + end
         if not (self.announced and self.call.emit_deltas and self._known):
             return
+        piece = buf[begin:end]
         span = (base + begin, base + end)
         if self._state == _VALUE:
             out.append(_fast_param_delta(self._name, self._key, piece, self.call.call_index, span))
@@ -606,10 +606,8 @@ class KimiK3Reader(BlockReader):
         model = self.call.tool_registry.get(name)
         if model is None:
             return _unknown(self.call, name, block)
-        content = block.content
-        offset = block.span[0] + len(block.start_tag)  # of the content in the stream
         if self._json is not None:
-            text = content[self._json[0] - offset : self._json[1] - offset]
+            text = block.between(*self._json)
             value, unreadable = _decode_json(text) if text.strip(_WS) else ({}, "")
             if unreadable or not isinstance(value, dict):
                 why = unreadable or "is not a JSON object"
@@ -623,7 +621,7 @@ class KimiK3Reader(BlockReader):
             arguments: dict[str, Any] = value
         else:
             arguments = {
-                key: _convert(model, key, kind, content[start - offset : end - offset])
+                key: _convert(model, key, kind, block.between(start, end))
                 for key, (kind, start, end) in self._args.items()
             }
         result = validate_arguments(

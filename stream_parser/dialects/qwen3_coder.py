@@ -491,14 +491,13 @@ class Qwen3CoderReader(HeldStateReader):
     def _take(self, buf: str, start: int, end: int, base: int, out: list[ParseEvent]) -> None:
         """``buf[start:end]`` belongs to the open parameter's value."""
         if start < end and self._param_known:
-            piece = buf[start:end]
             self._value_to = base + end
             if self.call.emit_deltas:
                 out.append(
                     _fast_param_delta(
                         self._tool,
                         self._param,
-                        piece,
+                        buf[start:end],
                         self.call.call_index,
                         (base + start, base + end),
                     )
@@ -572,11 +571,12 @@ class Qwen3CoderReader(HeldStateReader):
         # Nothing held: the chunk ends with the start of a closing tag, which waits.
         cut = _CUT_CLOSE.search(data).start()  # type: ignore[union-attr]
         if cut and self._param_known:  # _take, inline
-            piece = data[:cut]
-            self._value_to = start + cut
+            self._value_to = end = start + cut
             if self._deltas:
-                span = (start, start + cut)
-                out.append(_fast_param_delta(self._tool, self._param, piece, self._index, span))
+                piece = data[:cut]
+                out.append(
+                    _fast_param_delta(self._tool, self._param, piece, self._index, (start, end))
+                )
         self._hold = data[cut:]
         self._hold_start = start + cut
         return True
@@ -618,8 +618,7 @@ class Qwen3CoderReader(HeldStateReader):
             if state == _MALFORMED:
                 # The text where reading stopped, taken from the block (not from the
                 # pieces it came in, so that the message does not depend on chunking).
-                at = self._bad_at - block.span[0] - len(block.start_tag)
-                why = f"{self._why}, found {block.content[at : at + 20]!r}"
+                why = f"{self._why}, found {block.between(self._bad_at, self._bad_at + 20)!r}"
             elif state == _FUNCTION:
                 why = "expected <function=NAME>"
             else:
@@ -639,10 +638,8 @@ class Qwen3CoderReader(HeldStateReader):
             )
         xml_parser = self.call.xml_parser
         values: dict[str, str | None] = {}
-        content = block.content
-        offset = block.span[0] + len(block.start_tag)  # of the content in the stream
         for name, (value_from, value_to) in self._params.items():
-            value = _unframed(content, value_from - offset, value_to - offset)
+            value = _unframe(block.between(value_from, value_to))
             if value.strip(_WS) == "null":
                 values[name] = None  # None where the field admits it, else "null"
             elif xml_parser.is_raw_param(self._tool, name):
@@ -659,27 +656,25 @@ class Qwen3CoderReader(HeldStateReader):
 _WS: Final = " \t\r\n"
 
 
-def _unframed(text: str, start: int, end: int) -> str:
-    r"""``text[start:end]``, a value, without the format's framing newlines (one copy).
+def _unframe(raw: str) -> str:
+    r"""A value without the format's framing newlines, and nothing else removed.
 
     The framing is the newline after ``<parameter=NAME>`` and the one before
-    ``</parameter>`` (each ``\n`` or ``\r\n``), when they are there; nothing else is
-    removed.
+    ``</parameter>`` (each ``\n`` or ``\r\n``), when they are there.
 
     Example:
-        >>> block = "<parameter=content>\n    indented()\n\n</parameter>"
-        >>> _unframed(block, 19, block.index("</parameter>"))
+        >>> _unframe("\n    indented()\n\n")
         '    indented()\n'
     """
-    if text.startswith("\r\n", start, end):
-        start += 2
-    elif text.startswith("\n", start, end):
-        start += 1
-    if text.endswith("\r\n", start, end):
-        end -= 2
-    elif text.endswith("\n", start, end):
-        end -= 1
-    return text[start:end]
+    if raw.startswith("\r\n"):
+        raw = raw[2:]
+    elif raw.startswith("\n"):
+        raw = raw[1:]
+    if raw.endswith("\r\n"):
+        return raw[:-2]
+    if raw.endswith("\n"):
+        return raw[:-1]
+    return raw
 
 
 class Qwen3CoderDialect(ToolCallTagDialect):
