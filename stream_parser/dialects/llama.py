@@ -56,7 +56,7 @@ import ast
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from pydantic_core import to_jsonable_python
@@ -111,19 +111,10 @@ _OPEN: Final = frozenset("{[(")
 _CLOSE: Final = frozenset("}])")
 
 
-def _refuse(data: str, start: int, out: list[ParseEvent]) -> bool:
-    """No fast path was chosen yet."""
-    return False
-
-
-_LAG: Final = 256
-"""Chunks of the fast path an object's own scanner may lag behind by (a bounded list)."""
-
-
 class _Object:
     """One JSON object of a block: a scanner finds its end, a hermes reader reads it."""
 
-    __slots__ = ("held", "lag", "reader", "scanner", "start")
+    __slots__ = ("held", "reader", "scanner", "start")
 
     def __init__(self, reader: HermesReader, start: int) -> None:
         self.reader = reader
@@ -132,25 +123,14 @@ class _Object:
         self.scanner = JsonScanner(keep_text=False)
         self.start = start
         self.held: list[ParseEvent] = []  # events held until the object is a call
-        # Chunks the reader took on the fast path while ``scanner`` held a slice (a key
-        # being read), not yet shown to it: it skips them all at once when it is next
-        # needed (they cannot end the object).
-        self.lag: list[str] = []
 
     def caught_up(self) -> JsonScanner:
         """The scanner, once it has taken the chunks of the fast path.
 
-        The reader's scanner skipped each of them.  This one, fed the same text from the
-        same start, skips the lagging ones, and follows the reader's over the rest
-        (those the reader's function took directly, which it never saw).
+        The reader's fast-path function skipped them with the reader's scanner; this
+        one, fed the same text from the same start, never saw them and follows it.
         """
         scanner = self.scanner
-        lag = self.lag
-        if lag:
-            text = "".join(lag)
-            lag.clear()
-            if not scanner.skip(text):
-                raise InternalError("the object's scanners disagree about a chunk")
         if not scanner.follow(self.reader.scanner):
             raise InternalError("the object's scanners disagree about the fast path")
         return scanner
@@ -175,7 +155,6 @@ class LlamaPlugin(ParsePlugin):
 
     def bind(self, context: PluginContext) -> None:  # noqa: D102
         self.context = context
-        self._take_object: Callable[[str, int, list[ParseEvent]], bool] = _refuse
         self._reset()
 
     def _reset(self) -> None:
@@ -300,27 +279,16 @@ class LlamaPlugin(ParsePlugin):
         if self._mode != _JSON or obj is None or obj.held or obj.reader.call.call_index < 0:
             return None
         scanner = obj.caught_up()
-        fast = obj.reader.fast_path() if scanner.skips else None
+        # While the object's scanner reads a key of the object (a few characters), it
+        # must see them: they go through on_data.
+        if not scanner.skips or scanner.holds_slice:
+            return None
+        fast = obj.reader.fast_path()
         if fast is None or fast[0] is not None:
             return None
-        if not scanner.holds_slice:
-            # The reader's own function, with no call of ours around it: the object's
-            # scanner follows the reader's when it is next needed (caught_up).
-            return None, fast[1], False  # no end tag
-        self._take_object = fast[1]
-        return None, self._plain, False
-
-    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
-        """:meth:`_json` for a chunk that cannot end the object: the reader takes it."""
-        obj = self._object
-        assert obj is not None
-        if not self._take_object(data, start, out):
-            return False
-        lag = obj.lag
-        lag.append(data)
-        if len(lag) >= _LAG:
-            obj.caught_up()
-        return True
+        # The reader's own function, with no call of ours around it: the object's scanner
+        # follows the reader's when it is next needed (caught_up).
+        return None, fast[1], False  # no end tag
 
     def _close_object(self, end: int) -> None:
         obj = self._object

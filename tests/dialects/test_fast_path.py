@@ -218,8 +218,8 @@ RAW = [
         "<|tool_call_end|><|tool_calls_section_end|> after",
     ),
     (
-        # Keys read while the fast path runs (the object's scanner holds their text), a
-        # backslash at a chunk's end, then the object's end.
+        # Keys of the object after its arguments (read without the fast path: the
+        # object's scanner keeps their text), a backslash at a chunk's end, the end.
         "llama",
         '{"name": "write_to_file", "parameters": {"path": "a\\\\", "content": "x \\"y\\" '
         '{[}] \\\\ z", "a long \\"key\\"": [1, {"k": "v"}]}, "another \\\\ key": '
