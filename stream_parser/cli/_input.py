@@ -12,8 +12,9 @@ A NUL byte in the first :data:`SNIFF` bytes marks the input as binary: it is par
 the same, and the caller is told once (``on_binary``) so that it can warn.
 
 ``--chunk-size`` re-cuts the decoded text into chunks of N characters, or of random sizes
-between A and B drawn from a seeded generator, to show how the parser behaves on a stream
-cut anywhere; the cuts are the same for the same text and seed however it was read.
+between A and B drawn from a random number generator started from the ``--seed``
+option's number, to show how the parser behaves on a stream cut anywhere; the cuts are
+the same for the same text and ``--seed`` number however it was read.
 """
 
 from __future__ import annotations
