@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
+from .dialect_names import check_dialect_names
 from .reasoning import dialect_thinking
 
 __all__ = ["DEFAULT_THINKING_TAGS", "ParserConfig"]
@@ -62,6 +63,10 @@ class ParserConfig:
         dialect: the tool-call format(s) the model writes: ``"xml"`` (the default, the
             core's own format), ``"hermes"``, ``"qwen3_coder"``, or several at once as a
             tuple.  Stored normalised as a tuple of names (see ``stream_parser.dialects``).
+            Each name must be known when the configuration is made: built in, or
+            registered before (``stream_parser.dialects.add_dialect``).  ``"auto"`` is
+            not a name here: it needs the model's name, which ``ReActAgent(dialect=
+            "auto")``, ``protocol="auto"`` and ``dialect_for_model`` have.
         report_unknown_tools: report a call of a tool that is not registered, written in
             the XML format (``<open_doc><path>a.md</path></open_doc>``), with an
             ``unknown_tool`` error when its end tag arrives.  Its text is delivered as
@@ -123,6 +128,7 @@ class ParserConfig:
             raise ConfigError(f"dialect must be a name or a tuple of names: {self.dialect!r}")
         if len(set(names)) != len(names):
             raise ConfigError(f"dialect names repeat: {names!r}")
+        check_dialect_names(names)
         object.__setattr__(self, "dialect", names)
 
     @property

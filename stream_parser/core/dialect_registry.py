@@ -4,9 +4,11 @@
 reads its own XML format itself; every other format is read by a
 :class:`~stream_parser.core.plugins.ParsePlugin` that the ``dialects`` layer defines.
 The core must not import that layer (it sits above the core), so the dialects register
-a *plugin factory* per dialect name here when they are imported (``import
-stream_parser`` imports them), and the parser asks :func:`dialect_plugins` for the
-plugins of its configuration.
+a *plugin factory* per dialect name here when they are imported, and the parser asks
+:func:`dialect_plugins` for the plugins of its configuration.  A built-in dialect's
+module is imported the first time its plugin or framing is asked for
+(:mod:`~stream_parser.core.dialect_names`), so that nothing pays for the dialects
+before it names one.
 
 Dialects whose blocks open with the same tag (hermes and qwen3_coder both open with
 ``<tool_call>``) must share one plugin, because a tag can be claimed only once: they
@@ -34,11 +36,13 @@ both dialects.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, TypeAlias
 
 from ..errors import ConfigError
+from . import dialect_names as _names
+from .dialect_names import check_dialect_names, dialect_names, load_dialects
 from .reasoning import _THINKING, ThinkingFormat, dialect_thinking
 
 if TYPE_CHECKING:
@@ -50,6 +54,7 @@ __all__ = [
     "Framing",
     "PluginFactory",
     "ThinkingFormat",
+    "check_dialect_names",
     "dialect_framing",
     "dialect_names",
     "dialect_plugins",
@@ -107,6 +112,14 @@ def _no_plugin(names: tuple[str, ...]) -> ParsePlugin | None:
 # name -> (plugin key, factory).  "xml" is the core's own format and needs no plugin; it
 # is known even when the dialects layer was never imported (the core used on its own).
 _DIALECTS: dict[str, tuple[str | None, PluginFactory]] = {"xml": (None, _no_plugin)}
+
+
+def _registered() -> Collection[str]:
+    return _DIALECTS  # looked up at each call: a test may put a copy in its place
+
+
+# ParserConfig checks its names against this registry too.
+_names.registered = _registered
 # name -> framing, for the dialects that declare one.
 _FRAMING: dict[str, Framing] = {}
 
@@ -146,6 +159,7 @@ def dialect_framing(names: Sequence[str]) -> Framing:
         ConfigError: a name is not a registered dialect.
     """
     framing = NO_FRAMING
+    load_dialects(names)
     for name in names:
         _entry(name)
         framing = framing.merge(_FRAMING.get(name, NO_FRAMING))
@@ -153,16 +167,17 @@ def dialect_framing(names: Sequence[str]) -> Framing:
 
 
 def _entry(name: str) -> tuple[str | None, PluginFactory]:
+    """A registered dialect's entry (the caller loaded the built-in ones it names).
+
+    Raises:
+        ConfigError: the name is not a known dialect.
+    """
     entry = _DIALECTS.get(name)
     if entry is None:
-        known = ", ".join(dialect_names())
-        raise ConfigError(f"unknown dialect {name!r} (known: {known})")
+        check_dialect_names((name,))
+        # Known by name but not registered: a built-in module that did not register it.
+        raise ConfigError(f"dialect {name!r} did not register itself when it was loaded")
     return entry
-
-
-def dialect_names() -> tuple[str, ...]:
-    """The registered dialect names, sorted."""
-    return tuple(sorted(_DIALECTS))
 
 
 def dialect_plugins(names: Sequence[str]) -> list[ParsePlugin]:
@@ -178,6 +193,7 @@ def dialect_plugins(names: Sequence[str]) -> list[ParsePlugin]:
     """
     groups: dict[str, list[str]] = {}
     factories: dict[str, PluginFactory] = {}
+    load_dialects(names)
     for name in names:
         key, factory = _entry(name)
         if key is not None:

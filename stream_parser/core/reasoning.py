@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .dialect_names import load_dialects
+
 __all__ = ["ThinkingFormat", "dialect_thinking"]
 
 
@@ -48,8 +50,10 @@ def dialect_thinking(names: Sequence[str]) -> ThinkingFormat | None:
 
     The tag pairs of every declaring dialect, in configuration order (a start tag
     declared twice keeps its first pair); ``prefilled`` and ``bare_close`` when any of
-    them says so.  Unknown names are skipped: the parser reports them.
+    them says so.  A built-in dialect not loaded yet is loaded first (its module
+    registers its format).  Unknown names are skipped: the parser reports them.
     """
+    load_dialects(names)
     formats = [_THINKING[name] for name in names if name in _THINKING]
     if not formats:
         return None

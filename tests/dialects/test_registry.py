@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from stream_parser import FencedCodePlugin, ParsePlugin, ParserConfig, StreamToolParser
+from stream_parser import ConfigError, FencedCodePlugin, ParsePlugin, ParserConfig, StreamToolParser
 from stream_parser.core import dialect_registry
 from stream_parser.dialects import DIALECTS, Dialect, add_dialect
 from tests.tools_fixture import TOOLS
@@ -39,3 +39,27 @@ def test_add_dialect_makes_it_configurable(monkeypatch: pytest.MonkeyPatch) -> N
     assert isinstance(DIALECTS["fence_test"], _FenceDialect)
     parser = StreamToolParser(TOOLS, config=ParserConfig(dialect=("xml", "fence_test")))
     assert [p.name for p in parser.plugins] == ["fenced_code"]
+
+
+def test_a_misspelt_dialect_is_an_error_when_the_config_is_made() -> None:
+    with pytest.raises(ConfigError, match=r"unknown dialect 'hermse' \(known: deepseek, .*hermes"):
+        ParserConfig(dialect="hermse")
+    with pytest.raises(ConfigError, match="unknown dialect 'nope'"):
+        ParserConfig(dialect=("xml", "nope"))
+
+
+def test_auto_points_to_the_places_that_know_the_model() -> None:
+    with pytest.raises(ConfigError) as error:
+        ParserConfig(dialect="auto")
+    message = str(error.value)
+    for place in ("ReActAgent(", "dialect='auto'", "protocol='auto'", "dialect_for_model("):
+        assert place in message
+
+
+def test_a_dialect_is_known_from_its_registration_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dialect_registry, "_DIALECTS", dict(dialect_registry._DIALECTS))
+    with pytest.raises(ConfigError, match="unknown dialect 'late'"):
+        ParserConfig(dialect="late")
+    dialect_registry.register_dialect("late", None, lambda names: None)
+    assert ParserConfig(dialect="late").dialects == ("late",)
+    assert "late" in dialect_registry.dialect_names()
