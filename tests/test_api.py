@@ -350,6 +350,7 @@ def test_events_are_frozen_and_round_trip_through_json() -> None:
     assert event_from_json(event_to_json(usage)) == usage
 
 
+@pytest.mark.slow
 def test_long_text_stream_keeps_memory_bounded() -> None:
     parser = StreamToolParser(TOOLS)
     chunk = "Some prose with a < b and <div> tags and `code` and <thi " * 20

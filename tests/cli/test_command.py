@@ -385,6 +385,7 @@ def peak_rss_kib(source: Path, args: list[str]) -> int:
     return int(result.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss is in KiB on Linux")
 @pytest.mark.parametrize(
     "args",

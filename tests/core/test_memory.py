@@ -12,12 +12,16 @@ import random
 import tracemalloc
 from collections.abc import Iterator
 
+import pytest
 from pydantic import BaseModel
 
 from stream_parser import StreamToolParser
 from stream_parser.core.config import ParserConfig
 from stream_parser.core.events import ThinkingEvent, ToolCallEvent
 from stream_parser.core.readers.pieces import FOLD, Pieces
+
+# Megabyte streams under tracemalloc take seconds each: run with the slow tests.
+pytestmark = pytest.mark.slow
 
 SIZE = 1_000_000
 

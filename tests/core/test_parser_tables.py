@@ -280,6 +280,7 @@ def _build_time(tools: object, count: int = 200) -> float:
         gc.enable()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", [dict, ToolRegistry])
 def test_a_new_parser_costs_about_the_same_with_300_tools_as_with_2(form: type) -> None:
     """A shape test, not a timing assert: compiling every time made the ratio ~35."""

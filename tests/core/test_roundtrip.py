@@ -402,6 +402,7 @@ def _growth(make, n: int, rounds: int = 3) -> float:
     return t_big / t_small
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "make",
     [

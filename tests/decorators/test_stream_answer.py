@@ -505,6 +505,7 @@ def _feed_randomly(reader: ItemReader, text: str) -> tuple[list[Any], int]:
     return events + reader.close(), peak
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["json", "xml"])
 def test_a_megabyte_list_keeps_the_reader_small(form: str) -> None:
     rows = [{"name": f"city {i}", "note": "x < y & z " * (i % 7)} for i in range(16000)]

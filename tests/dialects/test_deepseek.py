@@ -530,6 +530,7 @@ def _seconds(text: str) -> float:
     return best
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [_v31_big, _dsml_big], ids=["v3.1", "dsml"])
 def test_time_is_linear_in_the_size_of_a_call(make: Any) -> None:
     small, large = _seconds(make(30_000)), _seconds(make(120_000))

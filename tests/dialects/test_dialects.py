@@ -1082,6 +1082,7 @@ def _qwen_big(n: int) -> str:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [_hermes_big, _qwen_big], ids=["hermes", "qwen3_coder"])
 def test_time_is_linear_in_the_size_of_a_call(make: Any) -> None:
     small, large = _time_per_size(make, (40_000, 160_000))

@@ -21,6 +21,9 @@ from stream_parser.dialects import DIALECTS, get_dialect
 from stream_parser.dialects.kimi import format_k3_call
 from tests.core.test_memory import SIZE, peak_growth, write_file
 
+# Megabyte streams under tracemalloc take seconds each: run with the slow tests.
+pytestmark = pytest.mark.slow
+
 # Each dialect as its format_call writes it, and Kimi K3's markup beside K2's.
 WRITERS: list[tuple[str, Callable[[str, Mapping[str, Any]], str]]] = [
     *((name, get_dialect(name).format_call) for name in sorted(DIALECTS)),

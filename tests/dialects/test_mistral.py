@@ -475,6 +475,7 @@ def _v3_many(n: int) -> str:
     return MISTRAL.format_calls_v3([("read_file", {"path": "a]"})] * (n // 50))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [_v11_big, _v3_many], ids=["v11_long_value", "v3_many_calls"])
 def test_time_is_linear_in_the_size_of_the_calls(make: Any) -> None:
     times = []
