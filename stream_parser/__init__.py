@@ -16,6 +16,7 @@ reaches for, from every floor.  Each subpackage lists its own, fuller ``__all__`
 from __future__ import annotations
 
 import importlib as _importlib
+import logging as _logging
 import typing as _typing
 
 from .agent import (
@@ -69,6 +70,11 @@ from .tools import Tool, ToolRegistry, ToolResult, as_registry, tool
 # plugin factories with the core, so that ParserConfig(dialect=...) knows every dialect.
 from . import dialects  # noqa: F401  # isort: skip
 from .dialects import dialect_for_model  # isort: skip
+
+# A library logs, the application decides where to: this handler keeps the records of
+# every ``stream_parser.*`` logger from Python's last-resort handler (which prints
+# warnings to stderr) until the application configures logging.
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 #: The package's version, declared here only: the build reads it from this line without
 #: importing the package (pyproject.toml, ``[tool.setuptools.dynamic]``), so it stays a
