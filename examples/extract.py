@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import sys
 from decimal import Decimal
 
 from pydantic import BaseModel, Field
@@ -24,6 +25,7 @@ from pydantic import BaseModel, Field
 from stream_parser import (
     AnswerValidationError,
     ChatModel,
+    ModelError,
     OpenAIChatModel,
     RunLimitError,
     llm_function,
@@ -90,9 +92,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-url", help="an OpenAI-compatible server, e.g. .../v1")
     parser.add_argument("--model", default="local", help="the model name on that server")
     parser.add_argument("--api-key", default="none", help="the server's API key")
+    parser.add_argument(
+        "--max-retries", type=int, help="retries of a failed request (default: the SDK's, 2)"
+    )
     args = parser.parse_args(argv)
     model: ChatModel = (
-        OpenAIChatModel(args.model, base_url=args.base_url, api_key=args.api_key)
+        OpenAIChatModel(
+            args.model,
+            base_url=args.base_url,
+            api_key=args.api_key,
+            max_retries=args.max_retries,
+        )
         if args.base_url
         else ScriptedModel([SCRIPTED_ANSWER])
     )
@@ -106,6 +116,16 @@ def main(argv: list[str] | None = None) -> int:
     except RunLimitError as failure:
         print(f"the model stopped before answering ({failure.reason}):")
         print(failure.run.output)
+        return 1
+    except ModelError as failure:
+        # The server could not be reached, answered an HTTP error or cut its reply short:
+        # say so in one line, with what to check, rather than with a traceback.
+        detail = " ".join(str(failure).split())
+        print(
+            f"{parser.prog}: error: the model server at {args.base_url} failed: {detail}; "
+            "is it running? check --base-url and --model",
+            file=sys.stderr,
+        )
         return 1
     print(json.dumps(invoice.value.model_dump(mode="json"), indent=2))
     total = sum(item.quantity * item.unit_price for item in invoice.value.items)

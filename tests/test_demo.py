@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,9 @@ from stream_parser.demo import PROTOCOLS, DemoOptions, run_demo
 from stream_parser.demo._render import Renderer
 from stream_parser.demo._tools import SANDBOX_FILES, _inside, make_tools, sandbox_copy
 from stream_parser.errors import ConfigError
+
+from .cli.command import run
+from .llm.sse_server import SSEServer, chunk, error, sse
 
 
 def demo_text(**options: Any) -> str:
@@ -134,3 +138,58 @@ def test_command_runs_as_a_program() -> None:
         cwd=Path(__file__).resolve().parent.parent,
     )
     assert "== final answer ==" in result.stdout
+
+
+# --- a model server that fails: one line on stderr, exit status 1 ------------------------------
+
+
+def closed_port_url() -> str:
+    """The base URL of a loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def failed_demo(base_url: str) -> str:
+    """Run the demo against ``base_url``; it must fail with one line: that line."""
+    # No retries: the SDK's backoff would make a closed port take seconds.
+    result = run("demo", "--no-delay", "--plain", "--base-url", base_url, "--max-retries", "0")
+    err = result.stderr.decode()
+    assert result.returncode == 1, err
+    assert "Traceback" not in err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("stream-parser: error: ") and err.endswith("\n")
+    return err
+
+
+def test_demo_server_down_is_one_line() -> None:
+    url = closed_port_url()
+    line = failed_demo(url)
+    assert f"the model server at {url} could not be reached (connection refused)" in line
+    assert "check --base-url" in line
+
+
+def test_demo_http_error_is_one_line() -> None:
+    with SSEServer() as server:
+        server.script(error(500, "the GPU caught fire\nsee the log"))
+        line = failed_demo(server.url)
+        assert len(server.requests) == 1
+    assert f"the model server at {server.url} answered HTTP 500" in line
+    assert "the GPU caught fire see the log" in line
+
+
+def test_demo_reply_cut_mid_stream_is_one_line() -> None:
+    with SSEServer() as server:
+        server.script(sse([chunk(content="Let me look"), chunk(content=" at the")], drop=True))
+        line = failed_demo(server.url)
+    assert f"the model server at {server.url}" in line
+    assert "failed: the stream failed mid-reply" in line
+    assert "try again" in line
+
+
+def test_max_retries_must_not_be_negative(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "--max-retries", "-1"])
+    assert exit_info.value.code == 2
+    assert "--max-retries: must be >= 0, not '-1'" in capsys.readouterr().err

@@ -27,8 +27,8 @@ call pending and nothing to correct; text before a call never ends it.
 
 Logging goes to the ``stream_parser.agent`` logger (nothing is printed unless logging is
 configured): each step and each tool call (duration, outcome) at ``INFO``, model errors
-at ``WARNING``, the messages of each request at ``DEBUG``; every line starts with the
-run's id.
+at ``INFO`` too (they are raised to the caller, who decides whether they deserve a
+warning), the messages of each request at ``DEBUG``; every line starts with the run's id.
 
 Each step builds a new parser (its spans and call indexes start at 0), which takes its
 compiled tables (the tag table, the tools' parameter tables, the argument converter)
@@ -913,7 +913,8 @@ class AgentLoop:
                 run.output = reply.visible_text
                 run.reason = _interrupted(exc)
                 if isinstance(exc, ModelError):
-                    log.warning("%s step %d: model error: %s", run.run_id, step, exc)
+                    # INFO, not WARNING: the error is raised to the caller, who handles it.
+                    log.info("%s step %d: model error: %s", run.run_id, step, exc)
                 else:
                     log.info("%s step %d: interrupted mid-reply", run.run_id, step)
                 raise
@@ -943,7 +944,7 @@ class AgentLoop:
                 run.output = reply.visible_text
                 if reply.stream_error is not None:
                     run.reason = "model_error"
-                    log.warning(
+                    log.info(  # raised just below: the caller has it
                         "%s step %d: the stream failed: %s", run.run_id, step, reply.stream_error
                     )
                     raise ModelError(f"the stream failed mid-reply: {reply.stream_error}")

@@ -16,9 +16,11 @@ the import path, as under ``python -m``.
 What the model wrote never makes the command fail: it is data, written as events.
 What the user got wrong (a missing file, a tools module that does not load or defines
 no tools, an invalid option) is one line on standard error, ``stream-parser: error:
-...``, and exit status 2.  A reader that goes away early (``stream-parser parse big.txt
-| head``) ends the command quietly with status 0, as other Unix tools do; Ctrl-C ends
-it with status 130.
+...``, and exit status 2.  A model server that fails the demo (``--base-url``: it cannot
+be reached, answers an HTTP error, or cuts its reply short) is one line too, saying what
+failed, at which URL and what to check, and exit status 1.  A reader that goes away
+early (``stream-parser parse big.txt | head``) ends the command quietly with status 0,
+as other Unix tools do; Ctrl-C ends it with status 130.
 
 Examples::
 
@@ -40,6 +42,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
+import socket
 import sys
 from collections.abc import Iterator, Sequence
 from typing import IO, Any, TextIO
@@ -51,6 +54,7 @@ from ..core.plugins import FencedCodePlugin, ParsePlugin
 from ..demo import LANGUAGES, PROTOCOLS, DemoOptions, run_demo
 from ..dialects.detect import resolve_model_dialect, with_reasoning
 from ..errors import ConfigError
+from ..llm.base import ModelError
 from ..tools import ToolRegistry
 from ._input import chunked, decoded, read_blocks
 from ._output import FORMATS, make_writer
@@ -100,6 +104,16 @@ def _positive(spec: str) -> int:
     return value
 
 
+def _count(spec: str) -> int:
+    try:
+        value = int(spec)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {spec!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, not {spec!r}")
+    return value
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="stream-parser",
@@ -137,6 +151,12 @@ def _add_demo(commands: Any) -> None:
     demo.add_argument("--base-url", help="run against an OpenAI-compatible server instead")
     demo.add_argument("--model", help="the server's model name (with --base-url; default local)")
     demo.add_argument("--api-key", help="the server's API key (with --base-url)")
+    demo.add_argument(
+        "--max-retries",
+        type=_count,
+        metavar="N",
+        help="retries of a failed request to the server (with --base-url; default 2)",
+    )
 
 
 def _add_parse(commands: Any) -> None:
@@ -325,8 +345,64 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
         base_url=args.base_url,
         model=args.model,
         api_key=args.api_key,
+        max_retries=args.max_retries,
     )
     return run_demo(options, out)
+
+
+# What to check after an HTTP error status, by status (the first digit for the rest).
+_HTTP_HINTS = {
+    401: "check --api-key",
+    403: "check --api-key",
+    404: "check --base-url (it usually ends in /v1) and --model",
+    429: "the server is busy or over its quota; try again later",
+}
+_HTTP_CLASS_HINTS = {
+    4: "the server refused the request; check --model",
+    5: "the server failed; see its log, or try again",
+}
+
+
+def _unreachable(exc: BaseException) -> str | None:
+    """Why no connection was made, read from the OS error under ``exc``; None if none is.
+
+    The client wraps the socket's error in its own exceptions: the standard library's
+    types at the bottom of the chain say it plainly, whichever client raised it.
+    """
+    found: list[OSError] = []
+    seen: set[int] = set()
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, OSError):
+            found.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    for error in found:
+        if isinstance(error, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(error, socket.gaierror):
+            return "unknown host name"
+        if isinstance(error, TimeoutError):
+            return "timed out"
+    if found:
+        return found[0].strerror or str(found[0]) or type(found[0]).__name__
+    return None
+
+
+def _model_failure(exc: ModelError, base_url: str | None) -> str:
+    """One line about a model server that failed the demo: what, where, and what to try."""
+    server = f"the model server at {base_url}"
+    if exc.status_code is not None:
+        hint = _HTTP_HINTS.get(exc.status_code) or _HTTP_CLASS_HINTS.get(
+            exc.status_code // 100, "check --base-url and --model"
+        )
+        return f"{server} answered HTTP {exc.status_code}: {exc.message}; {hint}"
+    why = _unreachable(exc)
+    if why is not None:
+        return f"{server} could not be reached ({why}); is it running? check --base-url"
+    # A reply cut short (a dropped connection, a server that crashed mid-reply), or no
+    # reply in time: the message says which.
+    return f"{server} failed: {exc}; try again, or see the server's log"
 
 
 def _silence_stdout() -> None:
@@ -365,3 +441,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, OSError) as exc:
         print(f"stream-parser: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
+    except ModelError as exc:
+        # Not the user's mistake in the command (status 2): the server failed the run.
+        message = _model_failure(exc, getattr(args, "base_url", None))
+        print(f"stream-parser: error: {one_line(message)}", file=sys.stderr)
+        return 1

@@ -287,7 +287,8 @@ class _TypedFunction:
             value: Any = None
             if problem is None:
                 if run.reason != "done":
-                    log.warning("the run ended on a limit: %s", run.reason)
+                    # INFO: the error raised below tells the caller.
+                    log.info("the run ended on a limit: %s", run.reason)
                     raise RunLimitError(
                         f"{info.name}: the run ended on its limit ({run.reason}) before an answer",
                         run=run,
@@ -329,7 +330,7 @@ class _TypedFunction:
                 )
                 return
             if answers > settings.retry_times:
-                log.warning("no valid answer after %d answer(s): %s", answers, problem.message)
+                log.info("no valid answer after %d answer(s): %s", answers, problem.message)
                 raise AnswerValidationError(
                     f"{info.name}: no valid answer after {answers} answer(s): {problem.message}",
                     answer=run.output,

@@ -6,7 +6,10 @@ data) to a temporary folder and gives an agent three tools confined to that copy
 The demo approves it automatically and shows the approval.  The model is a
 :class:`~stream_parser.testing.ScriptedModel` replaying the replies of a small task
 (``_script.py``), wrapped so that each chunk arrives after a short pause; with
-``base_url`` the same task goes to a real OpenAI-compatible server instead.
+``base_url`` the same task goes to a real OpenAI-compatible server instead; a server
+that cannot be reached, answers an HTTP error or cuts its reply short raises
+:class:`~stream_parser.llm.ModelError` out of :func:`run_demo` (the command line turns
+it into one line and exit status 1).
 
 ``protocol`` picks the agent: ``"xml"``, ``"hermes"`` or ``"qwen3_coder"`` run a
 :class:`~stream_parser.agent.ReActAgent` in that dialect, ``"native"`` a
@@ -58,6 +61,8 @@ class DemoOptions:
         base_url: an OpenAI-compatible server to run against instead of the script.
         model: the server's model name.
         api_key: the server's key (``"none"`` when not given).
+        max_retries: how many times a failed request to the server is retried (429, 5xx,
+            no connection); None keeps the ``openai`` SDK's default (2).
     """
 
     protocol: str = "xml"
@@ -68,6 +73,7 @@ class DemoOptions:
     base_url: str | None = None
     model: str | None = None
     api_key: str | None = None
+    max_retries: int | None = None
 
 
 def run_demo(options: DemoOptions, out: TextIO) -> int:
@@ -76,6 +82,8 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
     Raises:
         ConfigError: an unknown protocol or language, or ``base_url`` without the
             ``openai`` package.
+        ModelError: with ``base_url``, the server could not be reached, answered an HTTP
+            error (after the retries) or cut a reply short.
     """
     if options.protocol not in PROTOCOLS:
         raise ConfigError(f"unknown protocol {options.protocol!r}: use one of {PROTOCOLS}")
@@ -94,7 +102,12 @@ def _model(options: DemoOptions) -> tuple[ChatModel, str]:
 
     name = options.model or "local"
     try:
-        model = OpenAIChatModel(name, base_url=options.base_url, api_key=options.api_key or "none")
+        model = OpenAIChatModel(
+            name,
+            base_url=options.base_url,
+            api_key=options.api_key or "none",
+            max_retries=options.max_retries,
+        )
     except ImportError as exc:  # depends on the installed extras
         raise ConfigError(
             "--base-url needs the openai package: python -m pip install openai"
@@ -137,7 +150,16 @@ async def _run(options: DemoOptions, out: TextIO) -> int:
             }
         )
         run = agent.run(request)
-        async for event in run:
-            renderer.event(event)
+        try:
+            async for event in run:
+                renderer.event(event)
+        except BaseException:
+            renderer.interrupted()
+            raise
+        finally:
+            # The HTTP client's connections are closed while the event loop still runs.
+            aclose = getattr(model, "aclose", None)
+            if aclose is not None:
+                await aclose()
         renderer.finish(run.output, run.usage, run.steps, str(run.reason))
     return 0

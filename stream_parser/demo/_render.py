@@ -144,6 +144,10 @@ class Renderer:
         elif kind == "error":
             self._line(f"!  {self._labels['error']} {e.error_type}: {e.message}", "red")
 
+    def interrupted(self) -> None:
+        """End the line a failed run left open, so that its error starts a line of its own."""
+        self._end_line()
+
     def finish(self, output: str, usage: Usage, steps: int, reason: str) -> None:
         """The final answer and the tokens used."""
         self._line()

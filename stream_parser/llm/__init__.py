@@ -18,8 +18,6 @@ Test doubles that implement :class:`ChatModel` without a network are in
 
 from __future__ import annotations
 
-import logging
-
 from .base import (
     AssistantMessage,
     AudioContentPart,
@@ -40,10 +38,6 @@ from .base import (
     UserMessage,
 )
 from .openai import OpenAIChatModel
-
-# A library logs, the application decides where to: without a handler of its own, the
-# records of ``stream_parser.llm`` and its children go nowhere (not to stderr).
-logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = [
     "AssistantMessage",

@@ -54,7 +54,8 @@ server left in a bad state cannot fail the next request.
 
 Each request is logged to ``stream_parser.llm.openai`` (at INFO: the model, the number
 of messages and the other options; at DEBUG: the messages), and so is each reply's end
-(INFO: finish reason, usage, duration) and each error (WARNING).
+(INFO: finish reason, usage, duration) and each error (INFO too: the caller is given it,
+raised or as the last delta, and decides whether it deserves a warning).
 
 Lone surrogates in the request (text cut out of a UTF-16 source, or decoded with
 ``surrogateescape``) cannot be encoded as UTF-8; they are sent as U+FFFD, in a copy: the
@@ -133,7 +134,7 @@ _DRAIN_SECONDS = 0.25
 
 _T = TypeVar("_T")
 
-# A child of ``stream_parser.llm``, which has a NullHandler: silent unless configured.
+# Under ``stream_parser``, which has a NullHandler: silent unless configured.
 _log = logging.getLogger(__name__)
 
 
@@ -318,7 +319,8 @@ class OpenAIChatModel:
         try:
             sdk_stream: Any = await _send(openai, create, request, clock)
         except ModelError as exc:
-            _log.warning(
+            # INFO, not WARNING: the caller gets the error raised and decides about it.
+            _log.info(
                 "model %s: no reply (%.2f s): %s", request["model"], time.monotonic() - started, exc
             )
             raise
@@ -367,7 +369,8 @@ class OpenAIChatModel:
             elapsed = time.monotonic() - started
             if error is not None:
                 error = fix_surrogates(error)  # it may quote the server, surrogates included
-                _log.warning(
+                # INFO: the caller gets the error as the reply's last delta.
+                _log.info(
                     "model %s: reply failed (%.2f s, finish_reason=%s, usage=%s): %s",
                     request["model"],
                     elapsed,

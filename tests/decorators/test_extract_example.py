@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -29,3 +31,22 @@ def test_the_example_extracts_the_invoice(
     assert invoice["date"] == "2024-05-03"
     assert [item["quantity"] for item in invoice["items"]] == [12, 2]
     assert footer.startswith("total: 176.50")
+
+
+def test_the_example_reports_an_unreachable_server_in_one_line() -> None:
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--base-url", url, "--max-retries", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert result.stderr.startswith(f"extract.py: error: the model server at {url} failed: ")
+    assert "check --base-url" in result.stderr
+    assert result.stdout == ""

@@ -184,26 +184,30 @@ def test_the_messages_are_logged_at_debug(server, caplog):
     assert debug[0].startswith("model test-model: messages [")
 
 
-def test_an_error_before_the_reply_is_logged_as_a_warning(server, caplog):
+def test_an_error_before_the_reply_is_logged_at_info(server, caplog):
+    # Not as a warning: the error is raised, and the caller decides what it deserves.
     caplog.set_level(logging.INFO, logger=LOGGER)
     server.script(json_answer(LLAMA_CPP_BODY, status=400))
     with pytest.raises(ContextLengthError):
         collect(server)
-    warning = [r for r in records(caplog) if r.levelno == logging.WARNING]
-    assert len(warning) == 1
-    assert warning[0].getMessage().startswith("model test-model: no reply (")
-    assert PLAIN in warning[0].getMessage()
+    assert not [r for r in records(caplog) if r.levelno >= logging.WARNING]
+    failed = [r.getMessage() for r in records(caplog) if "no reply" in r.getMessage()]
+    assert len(failed) == 1
+    assert failed[0].startswith("model test-model: no reply (")
+    assert PLAIN in failed[0]
 
 
-def test_an_error_mid_reply_is_logged_as_a_warning(server, caplog):
+def test_an_error_mid_reply_is_logged_at_info(server, caplog):
+    # Not as a warning: the caller is given the error as the reply's last delta.
     caplog.set_level(logging.INFO, logger=LOGGER)
     server.script(sse([chunk(content="so far")], drop=True))
     deltas = collect(server)
     assert deltas[-1].error is not None
-    warning = [r for r in records(caplog) if r.levelno == logging.WARNING]
-    assert len(warning) == 1
-    assert warning[0].getMessage().startswith("model test-model: reply failed (")
-    assert deltas[-1].error in warning[0].getMessage()
+    assert not [r for r in records(caplog) if r.levelno >= logging.WARNING]
+    failed = [r.getMessage() for r in records(caplog) if "reply failed" in r.getMessage()]
+    assert len(failed) == 1
+    assert failed[0].startswith("model test-model: reply failed (")
+    assert deltas[-1].error in failed[0]
 
 
 def test_a_reply_the_caller_stops_reading_is_logged(server, caplog):
@@ -230,7 +234,8 @@ def test_nothing_is_logged_below_the_level_set(server, caplog):
 
 def test_nothing_is_printed_by_default():
     # Without any logging configuration, Python prints warnings to stderr unless the
-    # library has a handler of its own: it has a NullHandler.
+    # library has a handler of its own: the package logger, `stream_parser`, has a
+    # NullHandler.
     code = (
         "import logging, stream_parser.llm\n"
         "logging.getLogger('stream_parser.llm.openai').warning('should not be printed')\n"
