@@ -79,6 +79,32 @@ def test_a_name_loads_its_layer_on_first_use() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)
 
 
+@pytest.mark.parametrize("flag", ["--version", "--help"])
+def test_the_command_answers_without_loading_a_layer(flag: str) -> None:
+    names, done = _imported("-m", "stream_parser", flag)
+    assert done.returncode == 0, done.stderr
+    own = sorted(n for n in names if n.startswith("stream_parser"))
+    allowed = {"stream_parser", "stream_parser.__main__", "stream_parser.cli"}
+    assert {n for n in own if n not in allowed and not n.startswith("stream_parser.cli._")} == set()
+    assert not {"pydantic", "lxml", "jinja2", "openai", "asyncio"} & names
+    if flag == "--version":
+        assert re.fullmatch(r"stream-parser \d+\.\d+\.\d+\S*\n", done.stdout)
+    else:
+        assert "demo" in done.stdout and "parse" in done.stdout
+
+
+def test_the_command_line_offers_what_its_layers_accept() -> None:
+    """The choices are written in the command line's grammar: they agree with the layers."""
+    import typing
+
+    from stream_parser.cli import _argv, _output
+    from stream_parser.demo import LANGUAGES, PROTOCOLS
+
+    assert _argv.PROTOCOLS == PROTOCOLS
+    assert _argv.LANGUAGES == LANGUAGES
+    assert typing.get_args(_output.Format) == _argv.FORMATS
+
+
 def test_the_built_in_names_are_the_dialects() -> None:
     from stream_parser.dialects import DIALECTS
 

@@ -23,10 +23,10 @@ from ..core.events import Event
 from ..demo._render import Renderer
 from ..encoders import event_to_json, event_to_sse
 
-__all__ = ["FORMATS", "EventWriter", "make_writer"]
+__all__ = ["EventWriter", "Format", "make_writer"]
 
 Format = Literal["jsonl", "sse", "pretty"]
-FORMATS: tuple[Format, ...] = ("jsonl", "sse", "pretty")
+"""The ``--format`` values (``_argv.FORMATS`` lists them for the command line)."""
 
 
 class EventWriter:

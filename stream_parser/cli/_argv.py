@@ -1,0 +1,196 @@
+"""The command line's grammar: every command and option, known without loading a layer.
+
+``stream-parser --help`` and ``--version`` are answered from here alone, so they start at
+once: the parser, the dialects and the agents load only when a command runs
+(:mod:`._commands`).  The values of the options that take a choice are therefore written
+here; the demo and the writers check theirs against the same lists (a test keeps them
+equal).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Final
+
+__all__ = ["COMMON", "FORMATS", "LANGUAGES", "PROTOCOLS", "build_parser", "version"]
+
+PROTOCOLS: Final = ("xml", "hermes", "qwen3_coder", "native")
+"""``demo --protocol``: a ReAct dialect, or ``native`` for function calling."""
+
+LANGUAGES: Final = ("en", "zh")
+"""``demo --language``: the demo's own words and scripted replies exist in these."""
+
+FORMATS: Final = ("jsonl", "sse", "pretty")  # _output.Format
+"""``parse --format``: JSON lines, Server-Sent Events, or a view for a person."""
+
+COMMON = (
+    "common commands:\n"
+    "  stream-parser parse reply.txt --tools tools.py   "
+    "parse a reply (- for stdin) into JSON-lines events\n"
+    "  stream-parser demo                               "
+    "watch an agent work in a small sandbox\n"
+    "\n"
+    "stream-parser --help, stream-parser parse --help: every option\n"
+)
+
+
+def version() -> str:
+    """The package's version, from the one place it is declared (the build reads it too).
+
+    Read from ``sys.modules``: the package is always loaded before one of its modules
+    (and an import statement would point up at it).
+    """
+    return str(getattr(sys.modules[__name__.partition(".")[0]], "__version__", "unknown"))
+
+
+def _chunk_sizes(spec: str) -> tuple[int, int]:
+    low, _, high = spec.partition("-")
+    try:
+        a, b = int(low), int(high or low)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"chunk size must be N or A-B, not {spec!r}") from None
+    if a < 1 or b < a:
+        raise argparse.ArgumentTypeError(f"chunk size must be >= 1 and A <= B, not {spec!r}")
+    return a, b
+
+
+def _positive(spec: str) -> int:
+    try:
+        value = int(spec)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {spec!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, not {spec!r}")
+    return value
+
+
+def _count(spec: str) -> int:
+    try:
+        value = int(spec)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {spec!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, not {spec!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="stream-parser",
+        description="Parse LLM output into text, thinking and tool-call events.",
+        epilog=COMMON,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {version()}", help="print the version"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_demo(commands)
+    _add_parse(commands)
+    return parser
+
+
+def _add_demo(commands: Any) -> None:
+    demo = commands.add_parser(
+        "demo",
+        help="watch an agent work in a small sandbox (scripted model: no network, no key)",
+        description="Watch an agent work in a small sandbox (scripted model: no network).",
+    )
+    demo.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default="xml",
+        help="the agent's tool-call format: a ReAct dialect, or native function calling",
+    )
+    demo.add_argument("--language", choices=LANGUAGES, default="en", help="the demo's language")
+    demo.add_argument(
+        "--no-delay", action="store_true", help="stream the scripted replies without pauses"
+    )
+    demo.add_argument("--json", action="store_true", help="print the events as JSON lines")
+    demo.add_argument("--plain", action="store_true", help="plain text even if rich is installed")
+    demo.add_argument("--base-url", help="run against an OpenAI-compatible server instead")
+    demo.add_argument("--model", help="the server's model name (with --base-url; default local)")
+    demo.add_argument("--api-key", help="the server's API key (with --base-url)")
+    demo.add_argument(
+        "--max-retries",
+        type=_count,
+        metavar="N",
+        help="retries of a failed request to the server (with --base-url; default 2)",
+    )
+
+
+def _add_parse(commands: Any) -> None:
+    parse = commands.add_parser(
+        "parse",
+        help="parse a reply (a file, or - for stdin) into events as it streams",
+        description="Parse a model's reply into events, written as soon as each is decided.",
+    )
+    parse.add_argument("file", help="the text to parse, or - for standard input (read live)")
+    parse.add_argument(
+        "--tools",
+        metavar="SPEC",
+        help="the tools: path/to/tools.py, module or module:ATTR; a module is imported "
+        "with the current directory first on the path (default: no tools)",
+    )
+    parse.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="jsonl",
+        help="jsonl: one JSON event a line (default); sse: Server-Sent Events frames; "
+        "pretty: text, thinking and calls for a person (colours with rich on a terminal)",
+    )
+    parse.add_argument(
+        "--dialect",
+        metavar="NAME",
+        help="the tool-call format: xml (default), hermes, qwen3_coder..., or auto "
+        "(the format of --model's family; its thinking tags unless --thinking-tag)",
+    )
+    parse.add_argument(
+        "--model",
+        metavar="NAME",
+        help="the model's name, for --dialect auto (given alone, it implies --dialect auto)",
+    )
+    parse.add_argument(
+        "--blocks-only",
+        action="store_true",
+        help="only block events (text in the parser's pieces, thinking, tool calls, code "
+        "blocks), errors and usage: no deltas",
+    )
+    parse.add_argument(
+        "--chunk-size",
+        type=_chunk_sizes,
+        metavar="N|A-B",
+        help="simulate streaming: feed chunks of N characters, or random sizes A-B",
+    )
+    parse.add_argument(
+        "--seed", type=int, default=0, help="seed of the random chunk sizes (default 0)"
+    )
+    parse.add_argument(
+        "--thinking-tag",
+        nargs=2,
+        action="append",
+        metavar=("START", "END"),
+        help="a thinking tag pair (repeatable; replaces the defaults)",
+    )
+    parse.add_argument(
+        "--start-in-thinking",
+        action="store_true",
+        default=None,
+        help="the reply starts inside reasoning (default: as the dialect says)",
+    )
+    parse.add_argument(
+        "--fence-aware",
+        action="store_true",
+        help="tags inside Markdown code fences are text, not calls or thinking",
+    )
+    parse.add_argument(
+        "--fenced-code", action="store_true", help="fenced code blocks as code_block events"
+    )
+    parse.add_argument(
+        "--max-tool-size",
+        type=_positive,
+        metavar="CHARS",
+        help="the largest tool call kept, in characters (default 1048576): a larger one "
+        "is reported as an error and delivered as text",
+    )
