@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any, Final
 
 __all__ = ["COMMON", "FORMATS", "LANGUAGES", "PROTOCOLS", "build_parser", "version"]
@@ -55,24 +56,23 @@ def _chunk_sizes(spec: str) -> tuple[int, int]:
     return a, b
 
 
-def _positive(spec: str) -> int:
-    try:
-        value = int(spec)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, not {spec!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, not {spec!r}")
-    return value
+def _whole_number(least: int) -> Callable[[str], int]:
+    """An option's type: a whole number of at least ``least``."""
+
+    def read(spec: str) -> int:
+        try:
+            value = int(spec)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, not {spec!r}") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"must be >= {least}, not {spec!r}")
+        return value
+
+    return read
 
 
-def _count(spec: str) -> int:
-    try:
-        value = int(spec)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, not {spec!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, not {spec!r}")
-    return value
+_positive = _whole_number(1)
+_count = _whole_number(0)
 
 
 def build_parser() -> argparse.ArgumentParser:
