@@ -1113,9 +1113,11 @@ class AgentLoop:
             work = _in_thread(lambda: item.execute(instance))
         if self.tool_timeout is None:
             return await work
+        # wait_for raises asyncio.TimeoutError, which is the builtin TimeoutError only from
+        # Python 3.11 on: catching the builtin one lets the timeout out of the run on 3.10.
         try:
             return await asyncio.wait_for(work, self.tool_timeout)
-        except TimeoutError:
+        except asyncio.TimeoutError:
             return ToolResult(
                 tool_name=item.name,
                 text=self._note(

@@ -39,18 +39,30 @@ def one_line(message: str, limit: int = 400) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _failure(exc: BaseException, where: str) -> str:
-    """What went wrong while running a tools file or module, with the line it happened at."""
+def _failure(exc: BaseException, where: str, package: str) -> str:
+    """What went wrong while running a tools file or module, with the line it happened at.
+
+    Args:
+        exc: the exception the file or module raised.
+        where: how the message names the file or module.
+        package: the name of the module the file ran as, or the top-level package of the
+            module; code of that module and of the modules under it is the user's.
+
+    Returns:
+        One message, which names the last line of the user's code that ran: the line
+        that raised, or the one whose call into other code (the standard library, this
+        package, a third-party one) raised.
+    """
     if isinstance(exc, SyntaxError):
         # str(SyntaxError) already names the file and line: "invalid syntax (t.py, line 3)".
         return f"syntax error in {where}: {exc}"
-    frames = [
-        f
-        for f in traceback.extract_tb(exc.__traceback__)
-        # importlib's own frames say nothing about the user's file.
-        if not f.filename.startswith("<frozen ")
-    ]
-    at = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    at = ""
+    # Frames are told apart by the module their code belongs to, not by their files: which
+    # library modules are frozen (and so have no file) changes between Python versions.
+    for frame, lineno in traceback.walk_tb(exc.__traceback__):
+        module = frame.f_globals.get("__name__")
+        if isinstance(module, str) and (module == package or module.startswith(package + ".")):
+            at = f" (at {frame.f_code.co_filename}:{lineno})"
     detail = str(exc)
     name = type(exc).__name__
     return f"{where} raised {name}{': ' + detail if detail else ''}{at}"
@@ -71,7 +83,8 @@ def _run_file(target: str) -> ModuleType:
         loader_spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:
         del sys.modules[loader_spec.name]
-        raise ConfigError(one_line(_failure(exc, f"tools file {target}"))) from exc
+        failure = _failure(exc, f"tools file {target}", loader_spec.name)
+        raise ConfigError(one_line(failure)) from exc
     return module
 
 
@@ -81,7 +94,8 @@ def _import(target: str) -> ModuleType:
     except ImportError as exc:
         raise ConfigError(one_line(f"cannot import tools module {target!r}: {exc}")) from exc
     except (Exception, SystemExit) as exc:
-        raise ConfigError(one_line(_failure(exc, f"tools module {target!r}"))) from exc
+        failure = _failure(exc, f"tools module {target!r}", target.partition(".")[0])
+        raise ConfigError(one_line(failure)) from exc
 
 
 def load_tools(spec: str) -> ToolRegistry:

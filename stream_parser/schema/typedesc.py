@@ -181,11 +181,35 @@ def is_complex_type(annotation: Any) -> bool:
 # --- fields ------------------------------------------------------------------------------
 
 
+class _Undocumented(enum.Enum):
+    # No docstring on purpose: its __doc__ is what this Python's enum machinery gives an
+    # enum written without one ("An enumeration." on 3.10, None from 3.11 on).
+    pass
+
+
+_DEFAULT_ENUM_DOC = _Undocumented.__doc__
+
+
+def _class_docstring(cls: type) -> str:
+    """The docstring ``cls`` was written with, or ``""``.
+
+    Inherited docstrings do not count, nor the one Python 3.10 gives every enum written
+    without a docstring ("An enumeration."): it says nothing about the values and would
+    reach the model as their description.
+    """
+    doc = cls.__dict__.get("__doc__")
+    if not isinstance(doc, str) or not doc.strip():
+        return ""
+    if issubclass(cls, enum.Enum) and doc == _DEFAULT_ENUM_DOC:
+        return ""
+    return doc
+
+
 @functools.lru_cache(maxsize=512)
 def _docstring_attributes(cls: type) -> dict[str, str]:
     """Field descriptions from the ``Attributes`` section of a class docstring."""
-    doc = cls.__dict__.get("__doc__")
-    if not isinstance(doc, str) or not doc.strip():
+    doc = _class_docstring(cls)
+    if not doc:
         return {}
     try:
         parsed = docstring_parser.parse(inspect.cleandoc(doc))
@@ -203,8 +227,8 @@ _REST_ATTRIBUTE_KEYS = frozenset({"ivar", "var", "cvar", "attribute"})
 
 def _class_summary(cls: type) -> str:
     """The description part of a class docstring (without its sections)."""
-    doc = cls.__dict__.get("__doc__")
-    if not isinstance(doc, str) or not doc.strip():
+    doc = _class_docstring(cls)
+    if not doc:
         return ""
     try:
         parsed = docstring_parser.parse(inspect.cleandoc(doc))

@@ -190,7 +190,8 @@ class GatedModel:
 
     async def _reply(self) -> AsyncIterator[ChatDelta]:
         yield ChatDelta(content=self.first)
-        with contextlib.suppress(TimeoutError):
+        # asyncio's TimeoutError: the builtin one only from Python 3.11 on.
+        with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self.gate.wait(), 1)
         yield ChatDelta(content=self.second)
         yield ChatDelta(finish_reason=self.finish_reason)

@@ -211,6 +211,33 @@ def test_describe_enum_and_multimodal() -> None:
     )
 
 
+class Mode(str, enum.Enum):
+    FAST = "fast"
+    BEST = "best"
+
+
+class Switches(enum.Flag):
+    A = 1
+    B = 2
+
+
+class Job(BaseModel):
+    mode: Mode
+
+
+def test_an_enum_without_a_docstring_is_described_by_its_values_alone() -> None:
+    # Python 3.10 gives such an enum the docstring "An enumeration.", which is not the
+    # author's and must not reach the model as a description.
+    assert describe_type(Mode) == 'Mode: one of "fast", "best"'
+    assert describe_type(Switches) == "Switches: one of 1, 2"
+    assert describe_type(Priority) == "Priority: one of 1, 2"
+    assert "enumeration" not in describe_parameters(Job)
+
+
+def test_an_enum_docstring_the_author_wrote_is_kept() -> None:
+    assert describe_type(Color) == 'Color: A colour. one of "red", "green"'
+
+
 def test_describe_dataclass_and_typeddict() -> None:
     assert describe_type(Point) == (
         "Point: A point.\n"
