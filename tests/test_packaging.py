@@ -85,6 +85,36 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert os.access(CI, os.X_OK)
 
 
+def test_ci_runs_every_claimed_python_or_fails_naming_the_missing_one(tmp_path: Path) -> None:
+    """``.ci/pythons`` takes the lowest and the highest Python the classifiers claim."""
+    assert "bash .ci/pythons" in CI.read_text(encoding="utf-8").splitlines()
+    claimed = sorted(
+        (
+            int(m[1])
+            for m in re.finditer(r"Python :: 3\.(\d+)\"", (ROOT / "pyproject.toml").read_text())
+        ),
+    )
+    assert _pyproject()["project"]["requires-python"] == f">=3.{claimed[0]}"
+    # A checkout that claims a Python no machine has: the run stops at once, naming it.
+    (tmp_path / ".ci").mkdir()
+    shutil.copy(ROOT / ".ci" / "pythons", tmp_path / ".ci" / "pythons")
+    (tmp_path / "pyproject.toml").write_text(
+        "classifiers = [\n"
+        '    "Programming Language :: Python :: 3.99",\n'
+        '    "Programming Language :: Python :: 3.98",\n'
+        "]\n"
+    )
+    done = subprocess.run(
+        ["bash", str(tmp_path / ".ci" / "pythons")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "error: Python 3.98 is not installed" in done.stderr  # the lowest first
+    assert "==" not in done.stdout  # nothing ran before the check
+
+
 def test_the_demo_page_shows_the_readme_demo_command() -> None:
     demo, _ = _readme_commands()
     page = (ROOT / "docs" / "demo.md").read_text(encoding="utf-8")
