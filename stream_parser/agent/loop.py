@@ -20,7 +20,8 @@ messages, calls written in the text by one ``user`` message of observations.
 History invariant: whenever a run stops (it ends, the model fails, it is cancelled or
 closed, at any point), ``AgentRun.messages`` is a conversation a server accepts: every
 reply that was recorded is followed by an answer to each of its calls, and a call that
-did not run is answered as cancelled (or not executed, with the reason).
+did not run is answered as cancelled (or not executed, with the reason).  A reply with
+neither text nor calls is not recorded (an assistant message needs one or the other).
 
 End of turn by protocol: a reply ends the run only when its stream finished with no
 call pending and nothing to correct; text before a call never ends it.
@@ -450,6 +451,10 @@ class Reply:
         one ``user`` message with the images the native calls returned; then one
         ``user`` message with the observations of the calls written in the text.
 
+        A reply with neither text nor native calls (empty, only reasoning, or failed,
+        cut or cancelled before its first token) gives no message: it said nothing the
+        model must see again, and an assistant message needs content or calls.
+
         Args:
             results: call position -> result, for the calls that ran.
             not_run: call position -> why it did not run (limit, denial, cut reply).
@@ -459,6 +464,8 @@ class Reply:
         say = (language, templates)
         native = self.native_ids()
         content = self.text
+        if not content and not native:
+            return []
         assistant = AssistantMessage(role="assistant", content=content)
         if native:
             assistant["content"] = content or None
@@ -904,12 +911,9 @@ class AgentLoop:
                 reply.finished = True
             except BaseException as exc:
                 await _cancel_tasks(eager, results)
-                if reply.content or reply.native:
-                    messages.extend(
-                        reply.messages(
-                            results, {}, language=self.language, templates=self.templates
-                        )
-                    )
+                messages.extend(
+                    reply.messages(results, {}, language=self.language, templates=self.templates)
+                )
                 run.output = reply.visible_text
                 run.reason = _interrupted(exc)
                 if isinstance(exc, ModelError):

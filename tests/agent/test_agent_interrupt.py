@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from stream_parser import AgentRun, FunctionCallAgent, ReActAgent, ToolCallEvent
 from stream_parser.core.chunks import ChatDelta, ToolCallDelta
+from stream_parser.llm import ModelError
 from stream_parser.llm.base import Message
-from stream_parser.testing import NativeCall, ScriptedModel
+from stream_parser.testing import NativeCall, Reply, ScriptedModel, ScriptedReply
 from stream_parser.testing import assert_valid_history as assert_valid
 from stream_parser.tools import tool
 
@@ -211,3 +212,85 @@ def test_closed_at_a_step_start() -> None:
     assert run.reason == "cancelled"
     assert run.messages[-1]["content"] == "[add] result:\n3"
     assert_valid(run.messages)
+
+
+# --- however a reply ends, the history is one a server accepts ------------------------------
+
+
+class ThenStallingModel:
+    """Scripted replies first, then a reply that stalls after its deltas."""
+
+    def __init__(self, replies: Sequence[Reply], deltas: Sequence[ChatDelta]) -> None:
+        self.scripted = ScriptedModel(list(replies))
+        self.left = len(replies)
+        self.stalling = StallingModel(deltas)
+
+    def stream(
+        self, messages: Sequence[Message], *, tools: Any = None, **options: Any
+    ) -> AsyncIterator[ChatDelta]:
+        if self.left:
+            self.left -= 1
+            return self.scripted.stream(messages, tools=tools, **options)
+        return self.stalling.stream(messages, tools=tools, **options)
+
+
+# How a reply ends -> the reply (a scripted one, or the deltas sent before a cancel).
+ENDINGS: dict[str, Reply | list[ChatDelta]] = {
+    "stop": "Hel",
+    "empty": "",
+    "reasoning only": ScriptedReply(reasoning="Hmm."),
+    "error before the first token": ScriptedReply(error="connection reset"),
+    "error after the first token": ScriptedReply(content="Hel", error="connection reset"),
+    "failed request": ModelError("HTTP 503"),
+    "cut by length before the first token": ScriptedReply(finish_reason="length"),
+    "cut by length": ScriptedReply(content="Hel", finish_reason="length"),
+    "cancelled before the first token": [],
+    "cancelled after the first token": [ChatDelta(content="Hel")],
+}
+
+
+@pytest.mark.parametrize("after_a_call", [False, True], ids=["first reply", "after a call"])
+@pytest.mark.parametrize("ending", list(ENDINGS))
+@pytest.mark.parametrize("kind", ["react", "native"])
+def test_the_history_is_valid_however_a_reply_ends(
+    kind: str, ending: str, after_a_call: bool
+) -> None:
+    call: Any = (
+        "<add><a>1</a><b>2</b></add>" if kind == "react" else [NativeCall("add", {"a": 1, "b": 2})]
+    )
+    before: list[Reply] = [call] if after_a_call else []
+    reply = ENDINGS[ending]
+    cancelled = ending.startswith("cancelled")
+    if cancelled:
+        model: Any = ThenStallingModel(before, cast("list[ChatDelta]", reply))
+    else:
+        model = ScriptedModel([*before, cast(Reply, reply)])
+    run = make(kind, model).run("go")
+
+    async def main() -> None:
+        if not cancelled:
+            await run
+            return
+        task = asyncio.create_task(consume(run))
+        await model.stalling.stalled.wait()
+        await asyncio.sleep(0)
+        run.cancel()
+        await task
+
+    expected = {"stop": "done", "empty": "done", "reasoning only": "done"}.get(ending)
+    if ending.startswith(("error", "failed")):
+        with pytest.raises(ModelError):
+            asyncio.run(main())
+        expected = "model_error"
+    elif cancelled:
+        with pytest.raises(asyncio.CancelledError):
+            asyncio.run(main())
+        expected = "cancelled"
+    else:
+        asyncio.run(main())
+    assert run.reason == (expected or "length")
+    assert_valid(run.messages)
+    # A reply is kept as far as it came; one that said nothing leaves nothing.
+    said = [m.get("content") for m in run.messages if m["role"] == "assistant"][after_a_call:]
+    silent = ending in ("empty", "reasoning only", "failed request") or "before" in ending
+    assert said == ([] if silent else ["Hel"])
