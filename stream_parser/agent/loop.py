@@ -20,7 +20,8 @@ messages, calls written in the text by one ``user`` message of observations.
 History invariant: whenever a run stops (it ends, the model fails, it is cancelled or
 closed, at any point), ``AgentRun.messages`` is a conversation a server accepts: every
 reply that was recorded is followed by an answer to each of its calls, and a call that
-did not run is answered as cancelled (or not executed, with the reason).
+did not run is answered as cancelled (or not executed, with the reason).  A reply with
+neither text nor calls is not recorded (an assistant message needs one or the other).
 
 End of turn by protocol: a reply ends the run only when its stream finished with no
 call pending and nothing to correct; text before a call never ends it.
@@ -240,7 +241,12 @@ class AgentRun:
         self.reason: StopReason | None = None
         self.tool_calls = 0
         self._body = body(self)
+        # The task that drives the run and its loop, as of the latest step.
         self._task: asyncio.Task[Any] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # Whether that task is inside the run (waiting for its next event), not in the
+        # caller's code between two events.
+        self._inside = False
         self._cancel_requested = False
 
     @property
@@ -253,14 +259,19 @@ class AgentRun:
 
     async def __anext__(self) -> AgentEvent:
         self._task = asyncio.current_task()
+        self._loop = asyncio.get_running_loop()
         if self._cancel_requested and self.reason is None:
-            # Asked while no task drove the run (before it started, or between two
-            # events of stream_sync): close it as an interruption would.
+            # Asked while the run waited for no event (before it started, or between
+            # two events): close it as an interruption would.
             self._cancel_requested = False
             await self.aclose()
             self.reason = "cancelled"
             raise asyncio.CancelledError
-        event = await self._body.__anext__()
+        self._inside = True
+        try:
+            event = await self._body.__anext__()
+        finally:
+            self._inside = False
         self.events.append(event)
         return event
 
@@ -273,29 +284,51 @@ class AgentRun:
         return self
 
     def cancel(self) -> None:
-        """Cancel the run: the task driving it gets ``CancelledError``.
+        """Cancel the run: the task driving it gets ``CancelledError`` from the run.
 
         The history is made consistent first (the model's stream is closed, running
         tools are cancelled, every call is answered).  Safe to call from any thread.
-        When no task drives the run at that moment (before it starts, or between two
-        events of ``stream_sync``), the next step closes it and raises
-        ``CancelledError``.  After the run is over, it does nothing.
+        While the run waits for its next event (for the model, for a tool), that wait
+        is cancelled at once; otherwise (before the run starts, or while the caller's
+        own code runs between two events) the run's next step closes it and raises
+        ``CancelledError``.  Either way, no other ``await`` of the caller is cancelled.
+        Once the run's last event is out, it does nothing.
         """
         if self.reason is not None:
             return  # over: the task that drove it may be doing something else now
-        task = self._task
-        if task is None or task.done():
-            self._cancel_requested = True
-            return
-        loop = task.get_loop()
+        # Read at the next step, if the driving task is not interrupted in the run first.
+        self._cancel_requested = True
+        loop = self._loop
+        if loop is None:
+            return  # not started: the first step stops it
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
         if running is loop:
-            task.cancel()
+            self._interrupt()
         else:
-            loop.call_soon_threadsafe(task.cancel)
+            # Decided on the run's loop, where the run cannot move meanwhile.
+            with contextlib.suppress(RuntimeError):  # a closed loop drives nothing
+                loop.call_soon_threadsafe(self._interrupt)
+
+    def _interrupt(self) -> None:
+        """Cancel the driving task if it waits inside the run (on the run's loop).
+
+        The task then gets ``CancelledError`` where it waits, inside the run, which
+        makes the history consistent and stops.  A task in the caller's code between
+        two events (or one running this very call) is left alone: a cancellation
+        there would strike the caller's own next ``await`` instead, even after the
+        run has ended; the run's next step stops it.
+        """
+        task = self._task
+        if (
+            self.reason is None
+            and self._inside
+            and task is not None
+            and task is not asyncio.current_task()
+        ):
+            task.cancel()
 
     async def aclose(self) -> None:
         """Stop the run early; the history is left consistent."""
@@ -450,6 +483,10 @@ class Reply:
         one ``user`` message with the images the native calls returned; then one
         ``user`` message with the observations of the calls written in the text.
 
+        A reply with neither text nor native calls (empty, only reasoning, or failed,
+        cut or cancelled before its first token) gives no message: it said nothing the
+        model must see again, and an assistant message needs content or calls.
+
         Args:
             results: call position -> result, for the calls that ran.
             not_run: call position -> why it did not run (limit, denial, cut reply).
@@ -459,6 +496,8 @@ class Reply:
         say = (language, templates)
         native = self.native_ids()
         content = self.text
+        if not content and not native:
+            return []
         assistant = AssistantMessage(role="assistant", content=content)
         if native:
             assistant["content"] = content or None
@@ -904,12 +943,9 @@ class AgentLoop:
                 reply.finished = True
             except BaseException as exc:
                 await _cancel_tasks(eager, results)
-                if reply.content or reply.native:
-                    messages.extend(
-                        reply.messages(
-                            results, {}, language=self.language, templates=self.templates
-                        )
-                    )
+                messages.extend(
+                    reply.messages(results, {}, language=self.language, templates=self.templates)
+                )
                 run.output = reply.visible_text
                 run.reason = _interrupted(exc)
                 if isinstance(exc, ModelError):

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, cast
 
 import pytest
 
 from stream_parser import AgentRun, FunctionCallAgent, ReActAgent, ToolCallEvent
 from stream_parser.core.chunks import ChatDelta, ToolCallDelta
+from stream_parser.core.dialect_names import dialect_names
+from stream_parser.dialects import get_dialect
+from stream_parser.llm import ModelError
 from stream_parser.llm.base import Message
-from stream_parser.testing import NativeCall, ScriptedModel
+from stream_parser.testing import NativeCall, Reply, ScriptedModel, ScriptedReply
 from stream_parser.testing import assert_valid_history as assert_valid
 from stream_parser.tools import tool
 
@@ -74,7 +78,7 @@ async def consume(run: AgentRun) -> None:
     ("kind", "deltas"),
     [("react", TEXT_PARTIAL), ("react", TEXT_COMPLETE), ("native", NATIVE_PARTIAL)],
 )
-@pytest.mark.parametrize("how", ["task", "run.cancel", "aclose"])
+@pytest.mark.parametrize("how", ["task", "run.cancel", "run.cancel from a thread", "aclose"])
 def test_cancelled_mid_stream(kind: str, deltas: list[ChatDelta], how: str) -> None:
     model = StallingModel(deltas)
     run = make(kind, model).run("go")
@@ -91,8 +95,12 @@ def test_cancelled_mid_stream(kind: str, deltas: list[ChatDelta], how: str) -> N
         await asyncio.sleep(0)
         if how == "task":
             task.cancel()
-        else:
+        elif how == "run.cancel":
             run.cancel()
+        else:
+            thread = threading.Thread(target=run.cancel)
+            thread.start()
+            thread.join()
         with pytest.raises(asyncio.CancelledError):
             await task
 
@@ -211,3 +219,173 @@ def test_closed_at_a_step_start() -> None:
     assert run.reason == "cancelled"
     assert run.messages[-1]["content"] == "[add] result:\n3"
     assert_valid(run.messages)
+
+
+# --- run.cancel() at every event ------------------------------------------------------------
+
+
+def _protocol_runs() -> dict[str, Callable[[], AgentRun]]:
+    """A run of two steps (a call, then the answer) for each way a call can come."""
+
+    def dialect_run(name: str) -> Callable[[], AgentRun]:
+        dialect = get_dialect(name)
+        thinking = dialect.thinking
+        # A dialect whose reply starts inside reasoning gets that reasoning closed first.
+        opening = ""
+        if thinking is not None and (thinking.prefilled or thinking.bare_close):
+            opening = f"Let me add.{thinking.tags[0][1]}"
+        call = dialect.format_call("add", {"a": 1, "b": 2})
+        replies = [opening + call, opening + "It is 3."]
+        return lambda: ReActAgent(ScriptedModel(replies, chunk_size=7), [add], dialect=name).run(
+            "go"
+        )
+
+    runs = {f"react-{name}": dialect_run(name) for name in dialect_names()}
+    native = [NativeCall("add", {"a": 1, "b": 2})]
+    mixed = ScriptedReply(content="Adding.<add><a>1</a><b>2</b></add>", tool_calls=native)
+    runs["react-native-calls"] = lambda: ReActAgent(
+        ScriptedModel([mixed, "It is 3."], chunk_size=7), [add]
+    ).run("go")
+    runs["native"] = lambda: FunctionCallAgent(
+        ScriptedModel([native, "It is 3."], chunk_size=7), [add]
+    ).run("go")
+    runs["native-text-calls"] = lambda: FunctionCallAgent(
+        ScriptedModel([mixed, "It is 3."], chunk_size=7), [add]
+    ).run("go")
+    return runs
+
+
+PROTOCOL_RUNS = _protocol_runs()
+
+
+@pytest.mark.parametrize("how", ["in the loop", "while the caller awaits"])
+@pytest.mark.parametrize("protocol", sorted(PROTOCOL_RUNS))
+def test_run_cancel_at_every_event(protocol: str, how: str) -> None:
+    """Before the last event a cancel stops the run; after it, it does nothing.
+
+    Either way the caller's own task is left alone: its next, unrelated ``await``
+    is not cancelled.
+    """
+    make_run = PROTOCOL_RUNS[protocol]
+    whole = asyncio.run(consume_kinds(make_run()))
+    assert whole[-1] == "agent_done" and "tool_result" in whole and whole.count("step_start") == 2
+
+    for at in range(1, len(whole) + 1):
+        run = make_run()
+
+        async def main(run: AgentRun = run, at: int = at) -> tuple[list[str], bool, Any]:
+            kinds: list[str] = []
+            cancelled = False
+            try:
+                async for event in run:
+                    kinds.append(event.kind)
+                    if len(kinds) == at:
+                        if how == "in the loop":
+                            run.cancel()  # the driving task itself, between two events
+                        else:
+                            # A stop button: another callback, while the caller awaits.
+                            asyncio.get_running_loop().call_soon(run.cancel)
+                    if how == "while the caller awaits":
+                        await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                cancelled = True
+            await asyncio.sleep(0.001)  # something else: no cancellation is left over
+            # Read here, before asyncio.run closes what was left open.
+            return kinds, cancelled, (run.reason, list(run.messages))
+
+        kinds, cancelled, (reason, messages) = asyncio.run(main())
+        where = f"cancelled at event {at} ({whole[at - 1]})"
+        assert_valid(messages)
+        if at == len(whole):
+            assert not cancelled and reason == "done", where
+            assert kinds == whole, where
+        else:
+            assert cancelled and reason == "cancelled", where
+            assert kinds == whole[:at], where  # no event after the cancel
+            run.cancel()  # over: nothing happens
+
+
+async def consume_kinds(run: AgentRun) -> list[str]:
+    return [event.kind async for event in run]
+
+
+# --- however a reply ends, the history is one a server accepts ------------------------------
+
+
+class ThenStallingModel:
+    """Scripted replies first, then a reply that stalls after its deltas."""
+
+    def __init__(self, replies: Sequence[Reply], deltas: Sequence[ChatDelta]) -> None:
+        self.scripted = ScriptedModel(list(replies))
+        self.left = len(replies)
+        self.stalling = StallingModel(deltas)
+
+    def stream(
+        self, messages: Sequence[Message], *, tools: Any = None, **options: Any
+    ) -> AsyncIterator[ChatDelta]:
+        if self.left:
+            self.left -= 1
+            return self.scripted.stream(messages, tools=tools, **options)
+        return self.stalling.stream(messages, tools=tools, **options)
+
+
+# How a reply ends -> the reply (a scripted one, or the deltas sent before a cancel).
+ENDINGS: dict[str, Reply | list[ChatDelta]] = {
+    "stop": "Hel",
+    "empty": "",
+    "reasoning only": ScriptedReply(reasoning="Hmm."),
+    "error before the first token": ScriptedReply(error="connection reset"),
+    "error after the first token": ScriptedReply(content="Hel", error="connection reset"),
+    "failed request": ModelError("HTTP 503"),
+    "cut by length before the first token": ScriptedReply(finish_reason="length"),
+    "cut by length": ScriptedReply(content="Hel", finish_reason="length"),
+    "cancelled before the first token": [],
+    "cancelled after the first token": [ChatDelta(content="Hel")],
+}
+
+
+@pytest.mark.parametrize("after_a_call", [False, True], ids=["first reply", "after a call"])
+@pytest.mark.parametrize("ending", list(ENDINGS))
+@pytest.mark.parametrize("kind", ["react", "native"])
+def test_the_history_is_valid_however_a_reply_ends(
+    kind: str, ending: str, after_a_call: bool
+) -> None:
+    call: Any = (
+        "<add><a>1</a><b>2</b></add>" if kind == "react" else [NativeCall("add", {"a": 1, "b": 2})]
+    )
+    before: list[Reply] = [call] if after_a_call else []
+    reply = ENDINGS[ending]
+    cancelled = ending.startswith("cancelled")
+    if cancelled:
+        model: Any = ThenStallingModel(before, cast("list[ChatDelta]", reply))
+    else:
+        model = ScriptedModel([*before, cast(Reply, reply)])
+    run = make(kind, model).run("go")
+
+    async def main() -> None:
+        if not cancelled:
+            await run
+            return
+        task = asyncio.create_task(consume(run))
+        await model.stalling.stalled.wait()
+        await asyncio.sleep(0)
+        run.cancel()
+        await task
+
+    expected = {"stop": "done", "empty": "done", "reasoning only": "done"}.get(ending)
+    if ending.startswith(("error", "failed")):
+        with pytest.raises(ModelError):
+            asyncio.run(main())
+        expected = "model_error"
+    elif cancelled:
+        with pytest.raises(asyncio.CancelledError):
+            asyncio.run(main())
+        expected = "cancelled"
+    else:
+        asyncio.run(main())
+    assert run.reason == (expected or "length")
+    assert_valid(run.messages)
+    # A reply is kept as far as it came; one that said nothing leaves nothing.
+    said = [m.get("content") for m in run.messages if m["role"] == "assistant"][after_a_call:]
+    silent = ending in ("empty", "reasoning only", "failed request") or "before" in ending
+    assert said == ([] if silent else ["Hel"])

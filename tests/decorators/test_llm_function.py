@@ -21,7 +21,13 @@ from stream_parser import (
     tool,
 )
 from stream_parser.decorators import current_trace_id
-from stream_parser.testing import FunctionModel, NativeCall, ScriptedModel, ScriptedReply
+from stream_parser.testing import (
+    FunctionModel,
+    NativeCall,
+    ScriptedModel,
+    ScriptedReply,
+    assert_valid_history,
+)
 
 CHUNKS = (1, 3, 10_000)
 
@@ -174,9 +180,11 @@ def test_an_empty_answer_is_re_asked_without_running_tools_again() -> None:
     result = number.with_details("k")
     assert result.value == 7 and result.answers == 2
     assert ran == [1]
-    # The re-ask kept the tool traffic of the first answer.
+    # The re-ask kept the tool traffic of the first answer; the empty answer left no
+    # message (an assistant message needs content or calls).
     roles = [m["role"] for m in model.requests[2].messages]
-    assert roles == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert roles == ["system", "user", "assistant", "tool", "user"]
+    assert_valid_history(model.requests[2].messages)
     empty_note = model.requests[2].messages[-1]["content"]
     wrong_note_model = ScriptedModel(["x", "1"])
 
