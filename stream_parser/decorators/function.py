@@ -26,6 +26,7 @@ Transport retries are the client's (the ``openai`` SDK's ``max_retries``); a
 from __future__ import annotations
 
 import collections.abc as cabc
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -207,28 +208,34 @@ class _TypedFunction:
         self, args: tuple[Any, ...], kwargs: dict[str, Any], parent: str | None
     ) -> LLMCallResult[Any]:
         mode = _ITEMS if self._item is not None else _VALUE
-        async for part in self._parts(args, kwargs, parent, mode):
-            if isinstance(part, LLMCallResult):
-                return part
+        async with contextlib.aclosing(self._parts(args, kwargs, parent, mode)) as parts:
+            async for part in parts:
+                if isinstance(part, LLMCallResult):
+                    return part
         raise AssertionError("a call ends with its result")  # pragma: no cover
 
     async def _public(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], parent: str | None, streaming: bool
     ) -> AsyncGenerator[Any, None]:
-        """What a streaming call yields: items; or field events, then the value."""
+        """What a streaming call yields: items; or field events, then the value.
+
+        Closing it (the caller's ``break``) closes the call's parts before it returns,
+        and with them the model's stream: nothing is left for the garbage collector.
+        """
         mode = _VALUE
         if self._item is not None:
             mode = _ITEMS
         elif streaming and self._model is not None:
             mode = _FIELDS
-        async for part in self._parts(args, kwargs, parent, mode):
-            if isinstance(part, _Item):
-                yield part.value
-            elif isinstance(part, LLMCallResult):
-                if mode != _ITEMS:
+        async with contextlib.aclosing(self._parts(args, kwargs, parent, mode)) as parts:
+            async for part in parts:
+                if isinstance(part, _Item):
                     yield part.value
-            else:
-                yield part
+                elif isinstance(part, LLMCallResult):
+                    if mode != _ITEMS:
+                        yield part.value
+                else:
+                    yield part
 
     async def _steps(
         self,
@@ -280,8 +287,10 @@ class _TypedFunction:
                         if problem is not None:
                             break
             finally:
-                if problem is not None:
-                    await run.aclose()  # stop reading at the failed item
+                # Stop reading at a failed item; and when the caller stops (its loop left
+                # early, an error), close the model's stream now: a run is in a reference
+                # cycle, so left to itself it would stay open until a garbage collection.
+                await run.aclose()
             usage.add_usage(run.usage)
             calls += run.tool_calls
             value: Any = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -190,6 +191,75 @@ def test_breaking_out_of_the_items_stops_the_call() -> None:
         assert city == CITIES[0]
         break
     assert len(model.requests) == 1
+
+
+class EndlessModel:
+    """Streams a list that never ends; its stream's ``finally`` says when it was closed."""
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+
+    async def stream(
+        self, messages: Any, *, tools: Any = None, **options: Any
+    ) -> AsyncIterator[ChatDelta]:
+        try:
+            yield ChatDelta(content="[")
+            number = 0
+            while True:
+                yield ChatDelta(content=json.dumps({"name": f"c{number}", "population": 1}))
+                yield ChatDelta(content=", ")
+                number += 1
+                await asyncio.sleep(0)
+        finally:
+            self.closed.set()
+
+
+@pytest.fixture
+def no_gc() -> Iterator[None]:
+    """The collector off: what is closed is closed by the code, not by a collection."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("how", ["call", "stream"])
+@pytest.mark.usefixtures("no_gc")
+def test_breaking_out_of_the_items_closes_the_model_stream_at_once(how: str) -> None:
+    model = EndlessModel()
+
+    @llm_function(model)
+    def cities() -> Iterator[City]:
+        """Cities."""
+
+    for city in cities() if how == "call" else cities.stream():
+        assert city.name == "c0"
+        break
+    assert model.closed.is_set()
+
+
+@pytest.mark.usefixtures("no_gc")
+def test_breaking_out_of_async_items_closes_the_model_stream() -> None:
+    model = EndlessModel()
+
+    @llm_function(model)
+    async def cities() -> AsyncIterator[City]:
+        """Cities."""
+
+    async def main() -> bool:
+        async for city in cities():
+            assert city.name == "c0"
+            break
+        # The async generator left behind is closed by the event loop, on its next turns.
+        for _ in range(200):
+            if model.closed.is_set():
+                return True
+            await asyncio.sleep(0.01)
+        return False
+
+    assert asyncio.run(main())
 
 
 def test_the_stream_kind_must_match_the_def() -> None:
