@@ -353,10 +353,14 @@ class _TypedFunction:
                 note = continue_message(
                     problem.message, failed_item, language=language, templates=templates
                 )
-            elif problem.empty:
-                note = empty_answer_message(language=language, templates=templates)
             else:
-                note = retry_message(problem.message, language=language, templates=templates)
+                # The whole answer is asked for: its list starts at item 0 again, and the
+                # items already yielded are skipped by position.
+                offset = 0
+                if problem.empty:
+                    note = empty_answer_message(language=language, templates=templates)
+                else:
+                    note = retry_message(problem.message, language=language, templates=templates)
             if settings.run.max_tool_calls is not None:
                 # The limit is the whole call's: a re-ask gets what is left of it.
                 agent.max_tool_calls = max(0, settings.run.max_tool_calls - calls)
@@ -378,13 +382,22 @@ class _TypedFunction:
             reply.invalid_fields.append(part)
 
     def _close_items(self, reply: _Reply, output: str) -> list[Any]:
-        """The items the end of the reply completes; the whole answer when no list streamed."""
-        assert reply.items is not None
-        parts = list(reply.items.close())
-        if reply.items.found:
+        """What the end of the reply gives: the list's break, if it broke, or nothing more.
+
+        When no list streamed, or the one seen broke before its first item (its bracket or
+        tag may have been prose), the whole answer is read by the contract instead.
+        """
+        items = reply.items
+        assert items is not None
+        parts = list(items.close())
+        if items.found and (items.complete or items.items_read):
             return parts
-        # No list was seen as it streamed: read the whole answer by the contract.
-        values = self._reader.read(output)
+        try:
+            values = self._reader.read(output)
+        except InvalidAnswer:
+            if parts:
+                return parts  # the break: the list is asked for from where it broke
+            raise
         return [ItemDone(index=reply.offset + i, value=value) for i, value in enumerate(values)]
 
     def _close_fields(self, reply: _Reply, output: str) -> Any:
