@@ -95,8 +95,10 @@ class InvalidAnswer(Exception):
         errors: JSON-safe, Pydantic-shaped error dicts (``type``, ``loc``, ``msg``,
             ``input``, sometimes ``ctx``).  Besides Pydantic's own types there are
             ``answer_empty`` (nothing was written), ``answer_missing`` (no JSON value or
-            ``<result>`` element where a structured one is expected) and
-            ``json_invalid`` (a fenced block that is not JSON).
+            ``<result>`` element where a structured one is expected),
+            ``json_invalid`` (a fenced block that is not JSON) and, for a streamed
+            list, ``list_incomplete`` (the list broke off before the item its ``loc``
+            names).
         message: a short English explanation for the model, naming each failing field
             by its path (``cities.1.population``).
         empty: whether the answer was empty or only whitespace.

@@ -29,6 +29,7 @@ same pairs as a plain generator, for scripts.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 from collections.abc import (
@@ -158,11 +159,18 @@ class LLMChat(Generic[P]):
         sent: list[Message] = [SystemMessage(role="system", content=system)] if system else []
         run = agent.run([*sent, *turn])
         collected: list[Any] = []
-        async for chunk in self._chunks(run, tee):
-            if settings.stream:
-                yield chunk, list(turn)
-            else:
-                collected.append(chunk)
+        try:
+            async with contextlib.aclosing(self._chunks(run, tee)) as chunks:
+                async for chunk in chunks:
+                    if settings.stream:
+                        yield chunk, list(turn)
+                    else:
+                        collected.append(chunk)
+        finally:
+            # When the caller stops (its loop left early, an error), close the model's
+            # stream now: a run is in a reference cycle, so left to itself it would stay
+            # open until a garbage collection.
+            await run.aclose()
         if not settings.stream:
             whole: Any = "".join(collected) if settings.return_mode == "text" else collected
             yield whole, list(turn)
@@ -185,7 +193,7 @@ class LLMChat(Generic[P]):
         tools = [(item.name, item.description) for item in settings.run.tools.tools]
         return chat_system_prompt(self._info.docstring, tools, language=settings.run.language)
 
-    async def _chunks(self, run: AgentRun, tee: _Tee) -> AsyncIterator[Any]:
+    async def _chunks(self, run: AgentRun, tee: _Tee) -> AsyncGenerator[Any, None]:
         """The run's chunks in the settings' return mode."""
         mode = self._settings.return_mode
         async for event in run:

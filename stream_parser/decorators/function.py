@@ -26,6 +26,7 @@ Transport retries are the client's (the ``openai`` SDK's ``max_retries``); a
 from __future__ import annotations
 
 import collections.abc as cabc
+import contextlib
 import dataclasses
 import functools
 import inspect
@@ -207,28 +208,34 @@ class _TypedFunction:
         self, args: tuple[Any, ...], kwargs: dict[str, Any], parent: str | None
     ) -> LLMCallResult[Any]:
         mode = _ITEMS if self._item is not None else _VALUE
-        async for part in self._parts(args, kwargs, parent, mode):
-            if isinstance(part, LLMCallResult):
-                return part
+        async with contextlib.aclosing(self._parts(args, kwargs, parent, mode)) as parts:
+            async for part in parts:
+                if isinstance(part, LLMCallResult):
+                    return part
         raise AssertionError("a call ends with its result")  # pragma: no cover
 
     async def _public(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], parent: str | None, streaming: bool
     ) -> AsyncGenerator[Any, None]:
-        """What a streaming call yields: items; or field events, then the value."""
+        """What a streaming call yields: items; or field events, then the value.
+
+        Closing it (the caller's ``break``) closes the call's parts before it returns,
+        and with them the model's stream: nothing is left for the garbage collector.
+        """
         mode = _VALUE
         if self._item is not None:
             mode = _ITEMS
         elif streaming and self._model is not None:
             mode = _FIELDS
-        async for part in self._parts(args, kwargs, parent, mode):
-            if isinstance(part, _Item):
-                yield part.value
-            elif isinstance(part, LLMCallResult):
-                if mode != _ITEMS:
+        async with contextlib.aclosing(self._parts(args, kwargs, parent, mode)) as parts:
+            async for part in parts:
+                if isinstance(part, _Item):
                     yield part.value
-            else:
-                yield part
+                elif isinstance(part, LLMCallResult):
+                    if mode != _ITEMS:
+                        yield part.value
+                else:
+                    yield part
 
     async def _steps(
         self,
@@ -280,8 +287,10 @@ class _TypedFunction:
                         if problem is not None:
                             break
             finally:
-                if problem is not None:
-                    await run.aclose()  # stop reading at the failed item
+                # Stop reading at a failed item; and when the caller stops (its loop left
+                # early, an error), close the model's stream now: a run is in a reference
+                # cycle, so left to itself it would stay open until a garbage collection.
+                await run.aclose()
             usage.add_usage(run.usage)
             calls += run.tool_calls
             value: Any = None
@@ -344,10 +353,14 @@ class _TypedFunction:
                 note = continue_message(
                     problem.message, failed_item, language=language, templates=templates
                 )
-            elif problem.empty:
-                note = empty_answer_message(language=language, templates=templates)
             else:
-                note = retry_message(problem.message, language=language, templates=templates)
+                # The whole answer is asked for: its list starts at item 0 again, and the
+                # items already yielded are skipped by position.
+                offset = 0
+                if problem.empty:
+                    note = empty_answer_message(language=language, templates=templates)
+                else:
+                    note = retry_message(problem.message, language=language, templates=templates)
             if settings.run.max_tool_calls is not None:
                 # The limit is the whole call's: a re-ask gets what is left of it.
                 agent.max_tool_calls = max(0, settings.run.max_tool_calls - calls)
@@ -369,13 +382,22 @@ class _TypedFunction:
             reply.invalid_fields.append(part)
 
     def _close_items(self, reply: _Reply, output: str) -> list[Any]:
-        """The items the end of the reply completes; the whole answer when no list streamed."""
-        assert reply.items is not None
-        parts = list(reply.items.close())
-        if reply.items.found:
+        """What the end of the reply gives: the list's break, if it broke, or nothing more.
+
+        When no list streamed, or the one seen broke before its first item (its bracket or
+        tag may have been prose), the whole answer is read by the contract instead.
+        """
+        items = reply.items
+        assert items is not None
+        parts = list(items.close())
+        if items.found and (items.complete or items.items_read):
             return parts
-        # No list was seen as it streamed: read the whole answer by the contract.
-        values = self._reader.read(output)
+        try:
+            values = self._reader.read(output)
+        except InvalidAnswer:
+            if parts:
+                return parts  # the break: the list is asked for from where it broke
+            raise
         return [ItemDone(index=reply.offset + i, value=value) for i, value in enumerate(values)]
 
     def _close_fields(self, reply: _Reply, output: str) -> Any:

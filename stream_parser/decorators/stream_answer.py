@@ -22,6 +22,12 @@ first item or field completes) is given up, and the search goes on right after i
 bounded number of times (:data:`MAX_RESTARTS`).  Once an item or field has completed,
 the reader is committed to that value.
 
+Where a list breaks.  A list that was found but does not end properly -- the reply cut
+short, a stray bracket, a string or an ``<item>`` left open, ``</result>`` closing over
+an open item -- broke before the first item it lacks, and :class:`ItemReader` reports
+that item as :class:`ItemInvalid` (error type ``list_incomplete``): a list that broke
+after one item is not taken for a list of one item.
+
 Cost.  The JSON side runs on :class:`~stream_parser.core.json_scan.JsonScanner`, the XML
 side on :class:`~stream_parser.schema.answer_xml.ChildSplitter`; both look at each
 character a bounded number of times and hold only the part being read (the current item
@@ -133,7 +139,8 @@ class ItemInvalid:
         index: the item's index in the list.
         errors: JSON-safe, Pydantic-shaped errors; each ``loc`` starts with ``index``.
         message: the errors worded for the model (as :func:`.describe_answer_errors`).
-        text: the item's text as written (its JSON, or its element's content).
+        text: the item's text as written (its JSON, or its element's content); empty
+            when the list broke before the item (error type ``list_incomplete``).
     """
 
     index: int
@@ -171,6 +178,7 @@ class FieldInvalid:
 # --- finding the value -----------------------------------------------------------------
 
 _START_TAG: Final = re.compile(r"<(result|item)(\s[^<>]*?)?(/?)>")
+_CUT_ITEM_TAG: Final = re.compile(r"<i(?:t(?:e(?:m(?:[\s/][^<>]*)?)?)?)?\Z")  # "<ite", "<item a="
 
 
 class _Seeker:
@@ -335,6 +343,9 @@ class _ValueReader(Generic[EventT]):
     def _result_end(self, events: list[EventT]) -> None:
         """``</result>`` arrived."""
 
+    def _json_broke(self, reason: str, committed: bool, events: list[EventT]) -> None:
+        """The JSON value broke (``reason``) and is given up; ``committed``: after a part."""
+
     # --- the loop ---
 
     def _read(self, text: str, events: list[EventT]) -> None:
@@ -370,8 +381,8 @@ class _ValueReader(Generic[EventT]):
                 for element in self._xml.feed(text):
                     self._element(element, events)
                 if self._xml.done:
-                    self._result_end(events)
                     self.complete = self._stopped = True
+                    self._result_end(events)
                 return
             assert self._json is not None
             text = self._json_feed(self._json, text, events)
@@ -393,6 +404,7 @@ class _ValueReader(Generic[EventT]):
                 if side.head is not None and self._restarts < MAX_RESTARTS:
                     return self._restart(side.head)
                 self._stopped = True  # broken JSON: the parts so far stand
+                self._json_broke(mark.reason, side.head is None, events)
                 return ""
         return ""
 
@@ -417,8 +429,16 @@ class ItemReader(_ValueReader[ItemDone | ItemInvalid]):
 
     Attributes:
         found: a list was found (a JSON array, or ``<item>`` elements).
-        complete: the list ended properly (the array's ``]``, ``</result>``, or, for bare
-            ``<item>`` elements, the reply ended with no item left open).
+        complete: the list ended properly (the array's ``]``, ``</result>`` with no item
+            left open, or, for bare ``<item>`` elements, the reply ended with no item or
+            start tag of one left open).
+
+    A list that is found but does not end properly broke before the first item it lacks:
+    that item is reported as :class:`ItemInvalid`, with one error of type
+    ``list_incomplete``.  A break in the JSON after the list's first item (a stray
+    bracket, a missing comma) is reported where it is seen, the rest of the reply then
+    being of no use; any other break (the reply cut short, an item left open) by
+    :meth:`close`.
 
     Raises:
         pydantic.errors.PydanticSchemaGenerationError: the annotation is not a type
@@ -445,19 +465,70 @@ class ItemReader(_ValueReader[ItemDone | ItemInvalid]):
         self._next = start_index
         self._first = start_index  # the index of the list's first item in this reply
         self._xml_bare = False  # the items are bare <item> elements (no <result>)
+        self._broken = False  # the break of the list was reported
+        self._json_error = ""  # why the JSON broke before its first item, if it did
+
+    @property
+    def items_read(self) -> int:
+        """How many items of the list this reply completed, valid or not."""
+        return self._next - self._first
 
     def close(self) -> list[ItemDone | ItemInvalid]:
-        """The reply ended: settle :attr:`complete`; return what it completed (none so far)."""
-        if self._xml is not None and self._xml_bare and not self._xml.in_child:
+        """The reply ended: settle :attr:`complete`; report the break of an unfinished list.
+
+        Returns:
+            ``[ItemInvalid]`` for the first item a list that was found but did not end
+            properly lacks (once), else ``[]``.
+        """
+        xml = self._xml
+        events: list[ItemDone | ItemInvalid] = []
+        if (
+            xml is not None
+            and self._xml_bare
+            and not xml.in_child
+            and _CUT_ITEM_TAG.match(xml.held) is None  # not cut inside an <item> start tag
+        ):
             self.complete = self._next > self._first or self.complete
         self._stopped = True
-        return []
+        if self.found and not self.complete and not self._broken:
+            if self._json is not None:
+                why = self._json_error or "the answer ends before the JSON array is closed"
+            elif xml is not None and self._xml_bare:
+                why = "the answer ends before this <item> is closed"
+            else:
+                why = "the answer ends before </result>"
+            self._break(why, events)
+        return events
 
     # --- internals ---
 
     def _opened(self, how: str) -> None:
         self._first = self._next
         self._xml_bare = how == "bare"
+
+    def _json_broke(
+        self, reason: str, committed: bool, events: list[ItemDone | ItemInvalid]
+    ) -> None:
+        if committed:
+            self._break(reason, events)
+        else:
+            # Before a first item the bracket may not have been the list at all: the
+            # break waits for the end of the reply, which may then be read whole.
+            self._json_error = reason
+
+    def _result_end(self, events: list[ItemDone | ItemInvalid]) -> None:
+        assert self._xml is not None
+        if self._xml.dropped:
+            self.complete = False
+            self._break("</result> closes the list while an item is still open", events)
+
+    def _break(self, why: str, events: list[ItemDone | ItemInvalid]) -> None:
+        """The list broke before item ``self._next``: report that item, once."""
+        self._broken = True
+        index = self._next
+        error = {"type": "list_incomplete", "loc": [index], "msg": f"The list breaks off: {why}"}
+        message = describe_answer_errors(self._label, (error,))
+        events.append(ItemInvalid(index, (error,), message, ""))
 
     def _json_part(
         self, mark: JsonMark, ok: bool, value: Any, events: list[ItemDone | ItemInvalid]

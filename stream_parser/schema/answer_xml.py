@@ -378,8 +378,8 @@ class ChildSplitter:
     tag of its name that balances it (nested elements of the same name are counted);
     ``<tag/>`` is an empty child; CDATA sections hide tags; a ``<`` that does not begin
     a tag is text.  The end tag ``</end_tag>`` outside a child ends the container (one
-    inside an unclosed child ends it too, and the child, never closed, is dropped).
-    Text between children is ignored.
+    inside an unclosed child ends it too, and the child, never closed, is dropped:
+    :attr:`dropped` says so).  Text between children is ignored.
 
     Cost: each character is examined a bounded number of times; only the current
     child's content and a partial tag (at most a few hundred characters) are held.
@@ -404,6 +404,7 @@ class ChildSplitter:
         "_end_tag",
         "_pieces",
         "done",
+        "dropped",
     )
 
     def __init__(self, end_tag: str | None = "result", child_tag: str | None = None) -> None:
@@ -415,11 +416,17 @@ class ChildSplitter:
         self._depth = 0  # open elements of the child's name, the child included
         self._cdata = False
         self.done = False
+        self.dropped = False  # the container closed over a child never closed
 
     @property
     def in_child(self) -> bool:
         """Whether a child element is open (its end tag has not arrived)."""
         return self._child is not None
+
+    @property
+    def held(self) -> str:
+        """Between children, the text held back: a ``<`` that may begin a tag, or ``""``."""
+        return "" if self._child is not None else self._buf
 
     @property
     def retained(self) -> int:
@@ -503,6 +510,6 @@ class ChildSplitter:
                 tag, self._child, self._pieces = self._child, None, []
                 return Element(tag, content, 0, len(content), tuple(parse_elements(content)))
         elif closing and name == self._end_tag:
-            self.done = True  # the container closed over an unclosed child
+            self.done = self.dropped = True  # the container closed over an unclosed child
             self._child, self._pieces = None, []
         return None

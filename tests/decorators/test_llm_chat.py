@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+import threading
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -243,6 +246,41 @@ def test_breaking_out_early_closes_the_turn() -> None:
         assert chunk == "a"
         break
     assert len(model.requests) == 1
+
+
+class EndlessModel:
+    """Streams a reply that never ends; its stream's ``finally`` says when it was closed."""
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+
+    async def stream(
+        self, messages: Any, *, tools: Any = None, **options: Any
+    ) -> AsyncIterator[ChatDelta]:
+        try:
+            while True:
+                yield ChatDelta(content="word ")
+                await asyncio.sleep(0)
+        finally:
+            self.closed.set()
+
+
+def test_breaking_out_early_closes_the_model_stream_at_once() -> None:
+    model = EndlessModel()
+
+    @llm_chat(model)
+    def chat(message: str, history: History) -> None:
+        """Hi."""
+
+    gc.collect()
+    gc.disable()  # what is closed is closed by the code, not by a collection
+    try:
+        for chunk, _ in chat.sync("x", history=[]):
+            assert chunk == "word "
+            break
+        assert model.closed.is_set()
+    finally:
+        gc.enable()
 
 
 def test_concurrent_turns_share_nothing() -> None:

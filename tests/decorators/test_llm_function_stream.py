@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -133,6 +134,106 @@ def test_items_re_asks_are_limited() -> None:
     assert info.value.errors
 
 
+TOKYO = City(name="Tokyo", population=1)
+DELHI = City(name="Delhi", population=2)
+TOKYO_JSON = '{"name": "Tokyo", "population": 1}'
+TOKYO_XML = "<item><name>Tokyo</name><population>1</population></item>"
+# Answers whose list breaks after its first item, one per way a list breaks.
+BROKEN_LISTS = {
+    "json-cut-mid-item": f'[{TOKYO_JSON}, {{"name": "Delhi", "popul',
+    "json-cut-after-a-comma": f"[{TOKYO_JSON}, ",
+    "json-cut-before-the-bracket": f"[{TOKYO_JSON}",
+    "json-stray-brace": f'[{TOKYO_JSON}}}, {{"name": "Delhi", "population": 2}}]',
+    "json-unclosed-string": f'[{TOKYO_JSON}, {{"name": "Delhi}}]',
+    "json-cut-in-a-fence": f'```json\n[{TOKYO_JSON}, {{"name": "Del\n```',
+    "result-cut-mid-item": f"<result>{TOKYO_XML}<item><name>Delhi</name>",
+    "result-unclosed-item": f"<result>{TOKYO_XML}<item><name>Delhi</name></result>",
+    "result-unclosed": f"<result>{TOKYO_XML}",
+    "bare-cut-mid-item": f"{TOKYO_XML}<item><name>Del",
+    "bare-cut-in-a-start-tag": f"{TOKYO_XML}<ite",
+}
+
+
+@pytest.mark.parametrize("chunk_size", (1, 7, 10_000))
+@pytest.mark.parametrize("answer", BROKEN_LISTS.values(), ids=BROKEN_LISTS.keys())
+def test_a_broken_list_is_re_asked_from_where_it_broke(answer: str, chunk_size: int) -> None:
+    model = ScriptedModel([answer, json.dumps([DELHI.model_dump()])], chunk_size=chunk_size)
+
+    @llm_function(model)
+    def cities() -> Iterator[City]:
+        """Cities."""
+
+    assert list(cities()) == [TOKYO, DELHI]
+    assert len(model.requests) == 2
+    reask = model.requests[1].messages[-1]["content"]
+    assert "Item 2" in reask and "from item 2 on" in reask
+
+
+@pytest.mark.parametrize("answer", BROKEN_LISTS.values(), ids=BROKEN_LISTS.keys())
+def test_a_list_that_keeps_breaking_raises_as_a_list_does(answer: str) -> None:
+    as_list_model, as_iter_model = ScriptedModel([answer] * 3), ScriptedModel([answer] * 3)
+
+    @llm_function(as_list_model, retry_times=2)
+    def as_list() -> list[City]:
+        """Cities."""
+
+    @llm_function(as_iter_model, retry_times=2)
+    def as_iter() -> Iterator[City]:
+        """Cities."""
+
+    with pytest.raises(AnswerValidationError):
+        as_list()
+    got: list[City] = []
+    with pytest.raises(AnswerValidationError) as info:
+        for city in as_iter():
+            got.append(city)
+    # Each re-ask continues the list from where it broke: its Tokyo is the next item.
+    assert got == [TOKYO] * 3
+    assert len(as_iter_model.requests) == len(as_list_model.requests) == 3
+    assert [(e["type"], e["loc"]) for e in info.value.errors] == [("list_incomplete", [3])]
+    # The answer as read: up to the break when it was seen mid-reply (a stray brace).
+    assert "Tokyo" in info.value.answer and answer.startswith(info.value.answer)
+
+
+def test_a_list_breaking_mid_reply_stops_reading_the_reply() -> None:
+    rest = ", ".join([TOKYO_JSON] * 50) + "]"
+    model = ScriptedModel([f"[{TOKYO_JSON}}} {rest}", "[]"], chunk_size=3)
+
+    @llm_function(model)
+    def cities() -> Iterator[City]:
+        """Cities."""
+
+    assert list(cities()) == [TOKYO]
+    cut = model.requests[1].messages[-2]
+    assert cut["role"] == "assistant" and cut["content"].count("Tokyo") < 5
+
+
+def test_a_list_breaking_before_its_first_item_is_read_whole() -> None:
+    # "<item>" in prose opens no list that ends: the answer is read by the contract.
+    answer = f"The <item> tag is not used here.\n```json\n[{TOKYO_JSON}]\n```"
+    model = ScriptedModel([answer], chunk_size=4)
+
+    @llm_function(model)
+    def cities() -> Iterator[City]:
+        """Cities."""
+
+    assert list(cities()) == [TOKYO]
+    assert len(model.requests) == 1
+
+
+def test_a_re_ask_for_the_whole_answer_numbers_its_list_from_the_start() -> None:
+    whole = json.dumps([c.model_dump() for c in [TOKYO, DELHI, *CITIES]])
+    broken = f'[{TOKYO_JSON}, {{"name": "Delhi", "population": "many"}}]'
+    model = ScriptedModel([broken, "Sorry, I have no list.", whole])
+
+    @llm_function(model)
+    def cities() -> Iterator[City]:
+        """Cities."""
+
+    assert list(cities()) == [TOKYO, DELHI, *CITIES]  # Tokyo is not yielded twice
+    assert "Write the whole answer again" in model.requests[2].messages[-1]["content"]
+
+
 def test_with_details_of_a_streamed_list_gives_the_whole_list() -> None:
     @llm_function(ScriptedModel([JSON_LIST]))
     def cities() -> Iterator[City]:
@@ -190,6 +291,75 @@ def test_breaking_out_of_the_items_stops_the_call() -> None:
         assert city == CITIES[0]
         break
     assert len(model.requests) == 1
+
+
+class EndlessModel:
+    """Streams a list that never ends; its stream's ``finally`` says when it was closed."""
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+
+    async def stream(
+        self, messages: Any, *, tools: Any = None, **options: Any
+    ) -> AsyncIterator[ChatDelta]:
+        try:
+            yield ChatDelta(content="[")
+            number = 0
+            while True:
+                yield ChatDelta(content=json.dumps({"name": f"c{number}", "population": 1}))
+                yield ChatDelta(content=", ")
+                number += 1
+                await asyncio.sleep(0)
+        finally:
+            self.closed.set()
+
+
+@pytest.fixture
+def no_gc() -> Iterator[None]:
+    """The collector off: what is closed is closed by the code, not by a collection."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("how", ["call", "stream"])
+@pytest.mark.usefixtures("no_gc")
+def test_breaking_out_of_the_items_closes_the_model_stream_at_once(how: str) -> None:
+    model = EndlessModel()
+
+    @llm_function(model)
+    def cities() -> Iterator[City]:
+        """Cities."""
+
+    for city in cities() if how == "call" else cities.stream():
+        assert city.name == "c0"
+        break
+    assert model.closed.is_set()
+
+
+@pytest.mark.usefixtures("no_gc")
+def test_breaking_out_of_async_items_closes_the_model_stream() -> None:
+    model = EndlessModel()
+
+    @llm_function(model)
+    async def cities() -> AsyncIterator[City]:
+        """Cities."""
+
+    async def main() -> bool:
+        async for city in cities():
+            assert city.name == "c0"
+            break
+        # The async generator left behind is closed by the event loop, on its next turns.
+        for _ in range(200):
+            if model.closed.is_set():
+                return True
+            await asyncio.sleep(0.01)
+        return False
+
+    assert asyncio.run(main())
 
 
 def test_the_stream_kind_must_match_the_def() -> None:

@@ -144,19 +144,94 @@ def test_items_of_a_list_answer(text: str) -> None:
 
 
 def test_bare_items_complete_when_the_reply_ends_with_none_open() -> None:
-    text = "Cities:\n<item>Oslo</item>\n<item> Rome </item>\nThat is all."
+    text = "Cities:\n<item>Oslo</item>\n<item> Rome </item>\nThat is all. 1 < 2"
     events, found, complete = read_items(text, str)
     assert events == [ItemDone(0, "Oslo"), ItemDone(1, " Rome ")]  # a str item keeps its text
     assert found and complete
-    # cut inside the last item: found, not complete, the open item not reported
+    # cut inside the last item: found, not complete, the list broken at the open item
     events, found, complete = read_items("<item>1</item><item>2", int)
-    assert events == [ItemDone(0, 1)] and found and not complete
+    assert events[0] == ItemDone(0, 1) and found and not complete
+    assert isinstance(events[1], ItemInvalid) and events[1].index == 1
 
 
 def test_an_array_cut_short_is_not_complete() -> None:
     events, found, complete = read_items("[1, 2, 3", int)
-    assert events == [ItemDone(0, 1), ItemDone(1, 2)]
+    assert events[:2] == [ItemDone(0, 1), ItemDone(1, 2)]
+    assert isinstance(events[2], ItemInvalid) and events[2].index == 2  # "3" may be "35"
     assert found and not complete
+
+
+TOKYO_JSON = '{"name": "Tokyo", "population": 1}'
+TOKYO_XML = "<item><name>Tokyo</name><population>1</population></item>"
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (f'[{TOKYO_JSON}, {{"name": "Delhi", "popul', "JSON array is closed"),
+        (f"[{TOKYO_JSON}, ", "JSON array is closed"),
+        (f"[{TOKYO_JSON}", "JSON array is closed"),
+        (f'[{TOKYO_JSON}}}, {{"name": "Delhi", "population": 2}}]', "'}' closes a '['"),
+        (f"[{TOKYO_JSON},]", "']' where a key or value is expected"),
+        (f'[{TOKYO_JSON}, {{"name": "Delhi}}]', "JSON array is closed"),
+        (f'<result>[{TOKYO_JSON}, {{"na', "JSON array is closed"),
+        (f"<result>{TOKYO_XML}<item><name>Delhi</name>", "</result>"),
+        (f"<result>{TOKYO_XML}<item><name>Delhi</name></result>", "still open"),
+        (f"<result>{TOKYO_XML} </resu", "</result>"),
+        (f"{TOKYO_XML}<item><name>Del", "<item> is closed"),
+        (f"{TOKYO_XML}\n<ite", "<item> is closed"),
+        (f'{TOKYO_XML}<item attr="x', "<item> is closed"),
+    ],
+    ids=[
+        "json-cut-mid-item",
+        "json-cut-after-a-comma",
+        "json-cut-before-the-bracket",
+        "json-stray-brace",
+        "json-trailing-comma",
+        "json-unclosed-string",
+        "json-in-result-cut",
+        "result-cut-mid-item",
+        "result-unclosed-item",
+        "result-cut-in-its-end-tag",
+        "bare-cut-mid-item",
+        "bare-cut-in-a-start-tag",
+        "bare-cut-in-an-attribute",
+    ],
+)
+def test_a_list_that_breaks_is_broken_at_the_first_item_it_lacks(text: str, why: str) -> None:
+    events, found, complete = read_items(text, City, start_index=4)
+    assert found and not complete
+    assert events[0] == ItemDone(4, City(name="Tokyo", population=1))
+    assert len(events) == 2 and isinstance(events[1], ItemInvalid)
+    broken = events[1]
+    assert broken.index == 5
+    assert [(e["type"], e["loc"]) for e in broken.errors] == [("list_incomplete", [5])]
+    assert why in broken.message and "5:" in broken.message
+    json.dumps(broken.errors)  # JSON-safe
+
+
+def test_a_break_is_reported_where_it_is_seen() -> None:
+    # A stray bracket breaks the list at once (the rest of the reply need not be read);
+    # a cut only shows when the reply ends.
+    reader = ItemReader(int)
+    events = reader.feed("[1, 2}")
+    assert [type(e).__name__ for e in events] == ["ItemDone", "ItemDone", "ItemInvalid"]
+    assert reader.feed(", 3]") == [] and reader.close() == []
+    reader = ItemReader(int)
+    assert reader.feed("[1, 2, ") == [ItemDone(0, 1), ItemDone(1, 2)]
+    closed = reader.close()
+    assert len(closed) == 1 and isinstance(closed[0], ItemInvalid) and closed[0].index == 2
+    assert reader.close() == []  # reported once
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[1, 2]", "[]", "<result><item>1</item><item>2</item></result>", "<item>1</item> 3 < 4"],
+)
+def test_a_list_that_ends_properly_has_no_break(text: str) -> None:
+    events, found, complete = read_items(text, int)
+    assert found and complete
+    assert all(isinstance(event, ItemDone) for event in events)
 
 
 @pytest.mark.parametrize(
@@ -480,6 +555,25 @@ def test_model_text_never_raises(text: str) -> None:
         fields.close()
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.text(alphabet='<>/[]{}",:\\ itemresult0123 \n`', max_size=60), st.integers(0, 60))
+def test_a_list_found_is_complete_or_broken_once(text: str, cut: int) -> None:
+    whole = ItemReader(int)
+    expected = whole.feed(text) + whole.close()
+    reader = ItemReader(int)
+    events = reader.feed(text[:cut]) + reader.feed(text[cut:]) + reader.close()
+    assert events == expected and (reader.found, reader.complete) == (whole.found, whole.complete)
+    breaks = [
+        event
+        for event in events
+        if isinstance(event, ItemInvalid) and event.errors[0]["type"] == "list_incomplete"
+    ]
+    if reader.found and not reader.complete:
+        assert breaks == [events[-1]]  # reported once, and nothing after it
+    else:
+        assert breaks == []
+
+
 # --- growth ----------------------------------------------------------------------------
 
 
@@ -575,6 +669,10 @@ def test_the_container_closing_over_an_open_child_drops_it() -> None:
     found = splitter.feed("<item>1</item><other>2</other><item>3</result><item>4</item>")
     assert [element.raw for element in found] == ["1"]  # <other> is not an item
     assert splitter.done and not splitter.in_child and splitter.retained == 0
+    assert splitter.dropped  # the open <item>3 was dropped
+    whole = ChildSplitter("result", "item")
+    whole.feed("<item>1</item></result>")
+    assert whole.done and not whole.dropped
 
 
 def test_fields_as_json_inside_result() -> None:
