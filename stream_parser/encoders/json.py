@@ -103,6 +103,9 @@ _REASONS: Final = frozenset(get_args(StopReason))
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
+# How much of a text that is not an event its error message quotes.
+_EXCERPT: Final = 60
+
 
 def event_to_json(event: Event) -> str:
     """Write an event as a one-line JSON object (see the module docstring for the form).
@@ -144,23 +147,39 @@ def event_from_json(data: str | bytes) -> AnyEvent:
         ``dict``).
 
     Raises:
-        ValueError: not JSON, or not an event of a known ``kind`` with valid fields
-            (Pydantic's ``ValidationError`` is a ``ValueError``).
+        ValueError: not JSON, nested too deep to read, or not an event of a known
+            ``kind`` with valid fields (Pydantic's ``ValidationError`` is a
+            ``ValueError``).  The message quotes the start of ``data``, whatever its
+            shape or size.
     """
-    obj = json.loads(data)
+    try:
+        return _read_event(data)
+    except RecursionError:
+        # Python's JSON reader, a repr or a validator reached the recursion limit: the
+        # text nests deeper than Python can read, which says nothing about the caller.
+        raise ValueError(f"not an event: nested too deep to read: {_excerpt(data)}") from None
+
+
+def _read_event(data: str | bytes) -> AnyEvent:
+    try:
+        obj = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise json.JSONDecodeError(
+            f"not an event: not JSON, {_excerpt(data)}: {exc.msg}", exc.doc, exc.pos
+        ) from None
     kind = obj.get("kind") if isinstance(obj, dict) else None
     if not isinstance(kind, str):
-        raise ValueError(f"not an event: expected an object with a 'kind', got {obj!r:.80}")
+        raise ValueError(f"not an event: expected an object with a 'kind', got {_excerpt(data)}")
     if kind in _PARSE_KINDS:
         return _PARSE.validate_python(obj)  # type: ignore[no-any-return]
     if kind in ("step_start", "tool_result"):
         return _AGENT.validate_python(obj)  # type: ignore[no-any-return]
     if kind == "agent_done":
-        return _agent_done(obj)
-    raise ValueError(f"not an event: unknown kind {kind!r:.80}")
+        return _agent_done(obj, data)
+    raise ValueError(f"not an event: unknown kind {kind!r:.80} in {_excerpt(data)}")
 
 
-def _agent_done(obj: dict[str, Any]) -> AgentDoneEvent:
+def _agent_done(obj: dict[str, Any], data: str | bytes) -> AgentDoneEvent:
     reason: Any = obj.get("reason")
     output, steps = obj.get("output"), obj.get("steps")
     if (
@@ -170,9 +189,21 @@ def _agent_done(obj: dict[str, Any]) -> AgentDoneEvent:
         or isinstance(steps, bool)
         or obj.get("span") is not None
     ):
-        raise ValueError(f"not a valid agent_done event: {obj!r:.80}")
+        raise ValueError(f"not a valid agent_done event: {_excerpt(data)}")
     messages: Any = _MESSAGES.validate_python(obj.get("messages"))
     return AgentDoneEvent(reason=reason, messages=messages, output=output, steps=steps)
+
+
+def _excerpt(data: str | bytes) -> str:
+    """The start of a text that is not an event, for its error message.
+
+    Cut before ``repr``: the text may be megabytes long, and its parsed value may nest too
+    deep for ``repr`` to write.
+    """
+    if len(data) <= _EXCERPT:
+        return repr(data)
+    unit = "bytes" if isinstance(data, bytes) else "characters"
+    return f"{data[:_EXCERPT]!r}... ({len(data)} {unit})"
 
 
 # --- to JSON-able data --------------------------------------------------------------------

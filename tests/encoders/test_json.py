@@ -323,3 +323,49 @@ def test_the_core_never_imports_the_layers_above() -> None:
             if isinstance(node, ast.ImportFrom) and node.level >= 2:
                 top = (node.module or "").split(".")[0]
                 assert top not in above, f"{path.name} imports {node.module}"
+
+
+# --- lines that are not events, whatever their shape or size --------------------------------
+
+DEEP_LINES = [
+    "[" * 1000 + "]" * 1000,
+    '{"a":' * 1000 + "1" + "}" * 1000,
+    '[{"a":' * 5000 + "1" + "}]" * 5000,
+    "[" * 100_000,
+    '{"kind":"usage","usage_info":' + "[" * 100_000 + "]" * 100_000 + ',"span":[0,0]}',
+    '{"kind":5,"x":' + "[" * 990 + "]" * 990 + "}",
+    '{"kind":"nope","x":' + "{}" * 10_000 + "}",
+    '{"kind":"agent_done","reason":"bored","messages":' + "[" * 990 + "]" * 990 + "}",
+]
+
+
+@pytest.mark.parametrize("line", DEEP_LINES, ids=lambda line: line[:12])
+def test_a_line_nested_deep_is_a_value_error_that_names_it(line: str) -> None:
+    for data in (line, line.encode("utf-8")):
+        with pytest.raises(ValueError) as caught:
+            event_from_json(data)
+        message = str(caught.value)
+        assert line[:20] in message and len(message) < 300
+
+
+def nested_text(depth: int, pattern: int) -> str:
+    """``nest(depth, pattern)`` as JSON text, written without recursion."""
+    opens = ["[" if pattern >> (level % 64) & 1 else '{"a":' for level in range(depth)]
+    closes = ["]" if part == "[" else "}" for part in reversed(opens)]
+    return "".join(opens) + "1" + "".join(closes)
+
+
+@PROPS
+@given(st.integers(0, 5000), st.integers(0, 2**64 - 1), st.booleans())
+def test_any_nesting_reads_as_an_event_or_a_value_error(
+    depth: int, pattern: int, in_an_event: bool
+) -> None:
+    line = nested_text(depth, pattern)
+    if in_an_event:
+        line = '{"kind":"usage","usage_info":' + line + ',"span":[0,0]}'
+    try:
+        event = event_from_json(line)
+    except ValueError as exc:
+        assert line[:20] in str(exc)
+        return
+    assert in_an_event and isinstance(event, TokenUsageEvent)

@@ -41,7 +41,14 @@ from stream_parser.encoders import (
     event_to_sse,
 )
 from stream_parser.errors import ConfigError
-from tests.encoders.test_json import PROPS, Sample, any_text, events, plain_text
+from tests.encoders.test_json import (
+    DEEP_LINES,
+    PROPS,
+    Sample,
+    any_text,
+    events,
+    plain_text,
+)
 from tests.helpers import splits
 
 # One event of every kind, with text a stream may carry: lone surrogates, a pair held
@@ -319,3 +326,24 @@ def test_an_agent_run_whose_model_sends_lone_surrogates_goes_through() -> None:
     assert any("\ud800" in getattr(event, "text", "") for event in back)
     done = back[-1]
     assert isinstance(done, AgentDoneEvent) and done.output == "Done \U0001f600 \udc00."
+
+
+# --- lines nested deep ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("line", DEEP_LINES, ids=lambda line: line[:12])
+def test_every_decoder_reads_a_line_nested_deep_as_a_value_error_that_names_it(line: str) -> None:
+    jsonl, sse = line + "\n", f"data: {line}\n\n"
+    readers = [
+        lambda: list(decode_json_lines([jsonl])),
+        lambda: list(decode_json_lines([jsonl.encode("utf-8")])),
+        lambda: asyncio.run(collect(decode_json_lines(aiterate([jsonl])))),
+        lambda: list(decode_sse([sse])),
+        lambda: asyncio.run(collect(decode_sse(aiterate([sse.encode("utf-8")])))),
+        lambda: SSEDecoder().feed(sse),
+    ]
+    for read in readers:
+        with pytest.raises(ValueError) as caught:
+            read()
+        message = str(caught.value)
+        assert line[:20] in message and len(message) < 300
