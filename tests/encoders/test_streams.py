@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
@@ -43,10 +44,13 @@ from stream_parser.encoders import (
 from stream_parser.errors import ConfigError
 from tests.encoders.test_json import (
     DEEP_LINES,
+    MAX_LEVELS,
     PROPS,
     Sample,
     any_text,
     events,
+    levels,
+    nest,
     plain_text,
 )
 from tests.helpers import splits
@@ -328,7 +332,34 @@ def test_an_agent_run_whose_model_sends_lone_surrogates_goes_through() -> None:
     assert isinstance(done, AgentDoneEvent) and done.output == "Done \U0001f600 \udc00."
 
 
-# --- lines nested deep ---------------------------------------------------------------------
+# --- values nested deep or referring to themselves; lines nested deep -----------------------
+
+
+def odd_values() -> list[Event]:
+    """Events whose values nest deep or refer to themselves."""
+    arguments: dict[str, Any] = {"path": "a"}
+    arguments["self"] = arguments
+    message: dict[str, Any] = {"role": "user", "content": "hi"}
+    messages = [message]
+    message["history"] = messages
+    return [
+        TokenUsageEvent(usage_info=nest(500)),
+        ToolCallEvent(tool_name="t", tool_instance=arguments, raw="", span=(0, 0)),
+        AgentDoneEvent(reason="done", messages=messages, output="", steps=1),  # type: ignore[list-item]
+    ]
+
+
+def test_the_encoders_write_values_nested_deep_or_referring_to_themselves() -> None:
+    sent = odd_values()
+    expected = as_json(sent)
+    assert all(levels(json.loads(line)) <= MAX_LEVELS for line in expected)
+    lines = list(encode_json_lines(sent))
+    assert lines == asyncio.run(collect(encode_json_lines(aiterate(sent))))
+    assert as_json(decode_json_lines(lines)) == expected
+    frames = list(encode_sse(sent, ids=True))
+    assert frames == asyncio.run(collect(encode_sse(aiterate(sent), ids=True, keep_alive=10)))
+    assert frames == [event_to_sse(event, id=str(n)) for n, event in enumerate(sent, 1)]
+    assert as_json(decode_sse(frames)) == expected
 
 
 @pytest.mark.parametrize("line", DEEP_LINES, ids=lambda line: line[:12])
