@@ -13,14 +13,18 @@ without spaces:
 * any other value is written as Pydantic writes it in JSON mode; a float that is not
   finite becomes ``null``, and a value that cannot be written at all becomes its
   ``repr``: the encoder never raises for an event, whatever it holds;
+* a value that holds itself, or nests deeper than the JSON's 100th level (the event's
+  object is the first), is written up to there, and a placeholder stands for the rest,
+  as Python's ``repr`` writes it: ``"{...}"`` for a dict, ``"[...]"`` for a list or a
+  tuple, ``"Name(...)"`` for a dataclass;
 * text is written verbatim (UTF-8), except for a lone surrogate, which JSON can only
   hold as a ``\uXXXX`` escape, and a surrogate pair held as two code units, which is
   written as the one character it stands for.
 
 So :func:`event_to_json` never raises for an event, ``event_to_json(event_from_json(s))
 == s`` for every ``s`` it produced, and an event read back equals the original but for
-the tool instance (a ``dict``), a result's ``value`` and ``exception``, and text
-normalised as above.
+the tool instance (a ``dict``), a result's ``value`` and ``exception``, values cut by a
+placeholder, and text normalised as above.
 """
 
 from __future__ import annotations
@@ -103,6 +107,13 @@ _REASONS: Final = frozenset(get_args(StopReason))
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
+# How deep an event's JSON nests at most, its own object the first level: deeper values are
+# written as a placeholder.  Far beyond real data, and far below Python's recursion limit
+# (1000 by default), which writing and reading the text back both stay under.
+_MAX_LEVELS: Final = 100
+# How much of a text that is not an event its error message quotes.
+_EXCERPT: Final = 60
+
 
 def event_to_json(event: Event) -> str:
     """Write an event as a one-line JSON object (see the module docstring for the form).
@@ -123,7 +134,7 @@ def event_to_json(event: Event) -> str:
     """
     if not isinstance(event, Event) or not dataclasses.is_dataclass(event):
         raise TypeError(f"not an event: {event!r}")
-    text = json.dumps(_jsonable(event), ensure_ascii=False, separators=(",", ":"))
+    text = json.dumps(_jsonable(event, 1, set()), ensure_ascii=False, separators=(",", ":"))
     if _SURROGATE.search(text) is None:
         return text
     # Surrogate code units only occur inside JSON strings.  A pair becomes the character
@@ -144,23 +155,39 @@ def event_from_json(data: str | bytes) -> AnyEvent:
         ``dict``).
 
     Raises:
-        ValueError: not JSON, or not an event of a known ``kind`` with valid fields
-            (Pydantic's ``ValidationError`` is a ``ValueError``).
+        ValueError: not JSON, nested too deep to read, or not an event of a known
+            ``kind`` with valid fields (Pydantic's ``ValidationError`` is a
+            ``ValueError``).  The message quotes the start of ``data``, whatever its
+            shape or size.
     """
-    obj = json.loads(data)
+    try:
+        return _read_event(data)
+    except RecursionError:
+        # Python's JSON reader, a repr or a validator reached the recursion limit: the
+        # text nests deeper than Python can read, which says nothing about the caller.
+        raise ValueError(f"not an event: nested too deep to read: {_excerpt(data)}") from None
+
+
+def _read_event(data: str | bytes) -> AnyEvent:
+    try:
+        obj = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise json.JSONDecodeError(
+            f"not an event: not JSON, {_excerpt(data)}: {exc.msg}", exc.doc, exc.pos
+        ) from None
     kind = obj.get("kind") if isinstance(obj, dict) else None
     if not isinstance(kind, str):
-        raise ValueError(f"not an event: expected an object with a 'kind', got {obj!r:.80}")
+        raise ValueError(f"not an event: expected an object with a 'kind', got {_excerpt(data)}")
     if kind in _PARSE_KINDS:
         return _PARSE.validate_python(obj)  # type: ignore[no-any-return]
     if kind in ("step_start", "tool_result"):
         return _AGENT.validate_python(obj)  # type: ignore[no-any-return]
     if kind == "agent_done":
-        return _agent_done(obj)
-    raise ValueError(f"not an event: unknown kind {kind!r:.80}")
+        return _agent_done(obj, data)
+    raise ValueError(f"not an event: unknown kind {kind!r:.80} in {_excerpt(data)}")
 
 
-def _agent_done(obj: dict[str, Any]) -> AgentDoneEvent:
+def _agent_done(obj: dict[str, Any], data: str | bytes) -> AgentDoneEvent:
     reason: Any = obj.get("reason")
     output, steps = obj.get("output"), obj.get("steps")
     if (
@@ -170,47 +197,99 @@ def _agent_done(obj: dict[str, Any]) -> AgentDoneEvent:
         or isinstance(steps, bool)
         or obj.get("span") is not None
     ):
-        raise ValueError(f"not a valid agent_done event: {obj!r:.80}")
+        raise ValueError(f"not a valid agent_done event: {_excerpt(data)}")
     messages: Any = _MESSAGES.validate_python(obj.get("messages"))
     return AgentDoneEvent(reason=reason, messages=messages, output=output, steps=steps)
+
+
+def _excerpt(data: str | bytes) -> str:
+    """The start of a text that is not an event, for its error message.
+
+    Cut before ``repr``: the text may be megabytes long, and its parsed value may nest too
+    deep for ``repr`` to write.
+    """
+    if len(data) <= _EXCERPT:
+        return repr(data)
+    unit = "bytes" if isinstance(data, bytes) else "characters"
+    return f"{data[:_EXCERPT]!r}... ({len(data)} {unit})"
 
 
 # --- to JSON-able data --------------------------------------------------------------------
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: Any, level: int, path: set[int]) -> Any:
     """``value`` as JSON-able data: dicts with str keys, lists, str, int, float, bool, None.
 
     Events and other dataclasses (such as a ToolResult) give their compared fields: the
     ones left out of comparison are Python objects kept beside the value, not part of it.
+
+    Args:
+        value: the value to write.
+        level: how many containers deep ``value`` sits in the JSON text (the event's own
+            object is at level 1).
+        path: the ``id`` of each container being written around ``value``: one met again
+            holds itself.
     """
     if value is None or isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
         return value if value - value == 0 else None  # inf and nan: not JSON
+    # A cycle would never end, and a value nested deep enough would reach Python's
+    # recursion limit (here or in json.dumps): both end in a placeholder, as Python's repr
+    # writes them.  A tuple stays out of the path: it can only hold itself through a
+    # mutable value, which is in it.  Loops, not comprehensions, keep one Python frame per
+    # level on every supported Python.
     if isinstance(value, dict):
-        return {_key(key): _jsonable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(item) for item in value]
+        if level > _MAX_LEVELS or id(value) in path:
+            return "{...}"
+        path.add(id(value))
+        written: dict[str, Any] = {}
+        for key, item in value.items():
+            written[_key(key)] = _jsonable(item, level + 1, path)
+        path.discard(id(value))
+        return written
+    if isinstance(value, tuple):
+        if level > _MAX_LEVELS:
+            return "[...]"
+        items: list[Any] = []
+        for item in value:
+            items.append(_jsonable(item, level + 1, path))
+        return items
+    if isinstance(value, list):
+        if level > _MAX_LEVELS or id(value) in path:
+            return "[...]"
+        path.add(id(value))
+        items = []
+        for item in value:
+            items.append(_jsonable(item, level + 1, path))
+        path.discard(id(value))
+        return items
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            field.name: _jsonable(getattr(value, field.name))
-            for field in dataclasses.fields(value)
-            if field.compare
-        }
+        # Even a frozen dataclass can be made to hold itself (object.__setattr__).
+        if level > _MAX_LEVELS or id(value) in path:
+            return f"{type(value).__name__}(...)"
+        path.add(id(value))
+        fields: dict[str, Any] = {}
+        for field in dataclasses.fields(value):
+            if field.compare:
+                fields[field.name] = _jsonable(getattr(value, field.name), level + 1, path)
+        path.discard(id(value))
+        return fields
     try:
         converted = to_jsonable_python(value, fallback=_unwritable)
     except Exception:  # a value Pydantic cannot write (a broken model, bad bytes...)
         return _unwritable(value)
-    return _jsonable(converted)
+    return _jsonable(converted, level, path)
 
 
 def _key(key: Any) -> str:
     """A dict key as JSON writes it: keys are strings there."""
     if isinstance(key, str):
         return key
+    if isinstance(key, float) and key - key != 0:
+        return "null"  # inf and nan: not JSON, written as a value would be
     if key is None or isinstance(key, (bool, int, float)):
-        return json.dumps(_jsonable(key))
+        return json.dumps(key)
     return _unwritable(key)
 
 

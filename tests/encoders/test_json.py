@@ -323,3 +323,168 @@ def test_the_core_never_imports_the_layers_above() -> None:
             if isinstance(node, ast.ImportFrom) and node.level >= 2:
                 top = (node.module or "").split(".")[0]
                 assert top not in above, f"{path.name} imports {node.module}"
+
+
+# --- values nested deep, values that refer to themselves ----------------------------------
+
+# How deep the JSON of an event may nest (the event's own object is the first level).
+MAX_LEVELS = 100
+
+
+def nest(depth: int, pattern: int = 0, leaf: Any = 1) -> Any:
+    """``leaf`` inside ``depth`` containers: bit ``i % 64`` of ``pattern`` picks a list."""
+    value = leaf
+    for level in range(depth):
+        value = [value] if pattern >> (level % 64) & 1 else {"a": value}
+    return value
+
+
+def levels(value: Any) -> int:
+    """How many containers deep a JSON value nests (without recursion)."""
+    deepest, pending = 0, [(value, 0)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, dict):
+            pending.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            pending.extend((item, depth + 1) for item in value)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def test_values_nested_deep_are_written_to_a_limit_then_a_placeholder() -> None:
+    # What a server may send as its usage, and json writes and reads: 500 levels.
+    line = event_to_json(TokenUsageEvent(usage_info=nest(500)))
+    data = json.loads(line)
+    assert levels(data) == MAX_LEVELS
+    inner = data["usage_info"]
+    for _ in range(MAX_LEVELS - 2):
+        inner = inner["a"]
+    assert inner == {"a": "{...}"}
+    assert event_to_json(event_from_json(line)) == line
+    line = event_to_json(TokenUsageEvent(usage_info=nest(5000, pattern=-1)))
+    assert levels(json.loads(line)) == MAX_LEVELS
+    assert line.endswith('"[...]"' + "]" * (MAX_LEVELS - 1) + ',"span":[0,0],"kind":"usage"}')
+    # Up to the limit, a value is written whole.
+    whole = nest(MAX_LEVELS - 1, pattern=0x5555)
+    assert json.loads(event_to_json(TokenUsageEvent(usage_info=whole)))["usage_info"] == whole
+
+
+def test_values_that_refer_to_themselves_are_written_with_a_placeholder() -> None:
+    message: dict[str, Any] = {"role": "user", "content": "hi"}
+    messages = [message]
+    message["history"] = messages
+    done = AgentDoneEvent(reason="done", messages=messages, output="", steps=1)  # type: ignore[list-item]
+    line = event_to_json(done)
+    assert json.loads(line)["messages"] == [{"role": "user", "content": "hi", "history": "[...]"}]
+    assert event_to_json(event_from_json(line)) == line
+    # A list of messages that holds itself is no list of messages: written, not read back.
+    messages.append(messages)  # type: ignore[arg-type]
+    assert json.loads(event_to_json(done))["messages"][1] == "[...]"
+
+    arguments: dict[str, Any] = {"path": "a"}
+    arguments["self"] = arguments
+    call = ToolCallEvent(tool_name="t", tool_instance=arguments, raw="", span=(0, 0))
+    line = event_to_json(call)
+    assert json.loads(line)["tool_instance"] == {"path": "a", "self": "{...}"}
+    assert event_to_json(event_from_json(line)) == line
+
+    # A result whose details hold the result: the cycle passes through a dataclass.
+    detail: dict[str, Any] = {}
+    result = ToolResult(tool_name="t", text="", details=(detail,))
+    detail["result"] = result
+    event = ToolResultEvent(tool_name="t", result=result, call_index=0, step=1)
+    line = event_to_json(event)
+    assert json.loads(line)["result"]["details"] == [{"result": "ToolResult(...)"}]
+    assert event_to_json(event_from_json(line)) == line
+
+    # A value held twice, without a cycle, is written twice.
+    shared = [1, {"b": 2}]
+    usage = json.loads(event_to_json(TokenUsageEvent(usage_info={"x": shared, "y": [shared]})))
+    assert usage["usage_info"] == {"x": shared, "y": [shared]}
+
+
+class Node(BaseModel):
+    child: Any = None
+
+
+def test_a_model_that_refers_to_itself_is_written_as_its_repr() -> None:
+    node = Node()
+    node.child = node
+    line = event_to_json(ToolCallEvent(tool_name="t", tool_instance=node, raw="", span=(0, 0)))
+    assert json.loads(line)["tool_instance"] == repr(node)
+
+
+@PROPS
+@given(
+    st.integers(0, 3000),
+    st.integers(0, 2**64 - 1),
+    st.sampled_from(["usage", "call", "done", "error"]),
+    st.booleans(),
+)
+def test_any_nesting_and_any_cycle_is_written_and_reads_back(
+    depth: int, pattern: int, where: str, cycle: bool
+) -> None:
+    value = nest(depth, pattern)
+    if cycle:
+        value = [value]
+        value.append({"again": value})
+    event: Event
+    if where == "usage":
+        event = TokenUsageEvent(usage_info=value)
+    elif where == "call":
+        event = ToolCallEvent(tool_name="t", tool_instance={"v": value}, raw="", span=(0, 0))
+    elif where == "done":
+        event = AgentDoneEvent(reason="done", messages=[{"v": value}], output="", steps=1)  # type: ignore[list-item]
+    else:
+        event = ParseErrorEvent(error_type="e", message="m", details=({"v": value},), span=(0, 0))
+    line = event_to_json(event)
+    assert levels(json.loads(line)) <= MAX_LEVELS
+    assert event_to_json(event_from_json(line)) == line
+
+
+# --- lines that are not events, whatever their shape or size --------------------------------
+
+DEEP_LINES = [
+    "[" * 1000 + "]" * 1000,
+    '{"a":' * 1000 + "1" + "}" * 1000,
+    '[{"a":' * 5000 + "1" + "}]" * 5000,
+    "[" * 100_000,
+    '{"kind":"usage","usage_info":' + "[" * 100_000 + "]" * 100_000 + ',"span":[0,0]}',
+    '{"kind":5,"x":' + "[" * 990 + "]" * 990 + "}",
+    '{"kind":"nope","x":' + "{}" * 10_000 + "}",
+    '{"kind":"agent_done","reason":"bored","messages":' + "[" * 990 + "]" * 990 + "}",
+]
+
+
+@pytest.mark.parametrize("line", DEEP_LINES, ids=lambda line: line[:12])
+def test_a_line_nested_deep_is_a_value_error_that_names_it(line: str) -> None:
+    for data in (line, line.encode("utf-8")):
+        with pytest.raises(ValueError) as caught:
+            event_from_json(data)
+        message = str(caught.value)
+        assert line[:20] in message and len(message) < 300
+
+
+def nested_text(depth: int, pattern: int) -> str:
+    """``nest(depth, pattern)`` as JSON text, written without recursion."""
+    opens = ["[" if pattern >> (level % 64) & 1 else '{"a":' for level in range(depth)]
+    closes = ["]" if part == "[" else "}" for part in reversed(opens)]
+    return "".join(opens) + "1" + "".join(closes)
+
+
+@PROPS
+@given(st.integers(0, 5000), st.integers(0, 2**64 - 1), st.booleans())
+def test_any_nesting_reads_as_an_event_or_a_value_error(
+    depth: int, pattern: int, in_an_event: bool
+) -> None:
+    line = nested_text(depth, pattern)
+    if in_an_event:
+        line = '{"kind":"usage","usage_info":' + line + ',"span":[0,0]}'
+    try:
+        event = event_from_json(line)
+    except ValueError as exc:
+        assert line[:20] in str(exc)
+        return
+    assert in_an_event and isinstance(event, TokenUsageEvent)
+    assert levels(json.loads(event_to_json(event))) <= MAX_LEVELS

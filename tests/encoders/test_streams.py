@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
@@ -41,7 +42,17 @@ from stream_parser.encoders import (
     event_to_sse,
 )
 from stream_parser.errors import ConfigError
-from tests.encoders.test_json import PROPS, Sample, any_text, events, plain_text
+from tests.encoders.test_json import (
+    DEEP_LINES,
+    MAX_LEVELS,
+    PROPS,
+    Sample,
+    any_text,
+    events,
+    levels,
+    nest,
+    plain_text,
+)
 from tests.helpers import splits
 
 # One event of every kind, with text a stream may carry: lone surrogates, a pair held
@@ -319,3 +330,51 @@ def test_an_agent_run_whose_model_sends_lone_surrogates_goes_through() -> None:
     assert any("\ud800" in getattr(event, "text", "") for event in back)
     done = back[-1]
     assert isinstance(done, AgentDoneEvent) and done.output == "Done \U0001f600 \udc00."
+
+
+# --- values nested deep or referring to themselves; lines nested deep -----------------------
+
+
+def odd_values() -> list[Event]:
+    """Events whose values nest deep or refer to themselves."""
+    arguments: dict[str, Any] = {"path": "a"}
+    arguments["self"] = arguments
+    message: dict[str, Any] = {"role": "user", "content": "hi"}
+    messages = [message]
+    message["history"] = messages
+    return [
+        TokenUsageEvent(usage_info=nest(500)),
+        ToolCallEvent(tool_name="t", tool_instance=arguments, raw="", span=(0, 0)),
+        AgentDoneEvent(reason="done", messages=messages, output="", steps=1),  # type: ignore[list-item]
+    ]
+
+
+def test_the_encoders_write_values_nested_deep_or_referring_to_themselves() -> None:
+    sent = odd_values()
+    expected = as_json(sent)
+    assert all(levels(json.loads(line)) <= MAX_LEVELS for line in expected)
+    lines = list(encode_json_lines(sent))
+    assert lines == asyncio.run(collect(encode_json_lines(aiterate(sent))))
+    assert as_json(decode_json_lines(lines)) == expected
+    frames = list(encode_sse(sent, ids=True))
+    assert frames == asyncio.run(collect(encode_sse(aiterate(sent), ids=True, keep_alive=10)))
+    assert frames == [event_to_sse(event, id=str(n)) for n, event in enumerate(sent, 1)]
+    assert as_json(decode_sse(frames)) == expected
+
+
+@pytest.mark.parametrize("line", DEEP_LINES, ids=lambda line: line[:12])
+def test_every_decoder_reads_a_line_nested_deep_as_a_value_error_that_names_it(line: str) -> None:
+    jsonl, sse = line + "\n", f"data: {line}\n\n"
+    readers = [
+        lambda: list(decode_json_lines([jsonl])),
+        lambda: list(decode_json_lines([jsonl.encode("utf-8")])),
+        lambda: asyncio.run(collect(decode_json_lines(aiterate([jsonl])))),
+        lambda: list(decode_sse([sse])),
+        lambda: asyncio.run(collect(decode_sse(aiterate([sse.encode("utf-8")])))),
+        lambda: SSEDecoder().feed(sse),
+    ]
+    for read in readers:
+        with pytest.raises(ValueError) as caught:
+            read()
+        message = str(caught.value)
+        assert line[:20] in message and len(message) < 300
