@@ -182,7 +182,11 @@ class LLMChat(Generic[P]):
             run.usage.input_tokens,
             run.usage.output_tokens,
         )
-        yield "", [*turn, AssistantMessage(role="assistant", content=run.output)]
+        # A reply that said nothing (empty, thinking only, failed before its first token)
+        # adds no message, as in an agent's history: an empty assistant message is one
+        # that servers refuse when the history is sent again.
+        said = [AssistantMessage(role="assistant", content=run.output)] if run.output else []
+        yield "", [*turn, *said]
 
     def _system_prompt(self, agent: AgentLoop) -> str:
         """The docstring with the tools before it (a text protocol shows its call format)."""

@@ -23,7 +23,13 @@ from stream_parser import (
 )
 from stream_parser.agent import AgentDoneEvent
 from stream_parser.decorators import current_trace_id
-from stream_parser.testing import FunctionModel, NativeCall, ScriptedModel, assert_valid_history
+from stream_parser.testing import (
+    FunctionModel,
+    NativeCall,
+    ScriptedModel,
+    ScriptedReply,
+    assert_valid_history,
+)
 
 History = list[dict[str, Any]]
 
@@ -331,3 +337,27 @@ def test_configuration_errors() -> None:
         llm_chat(ScriptedModel([]), protocol="nope")
     with pytest.raises(ConfigError):
         llm_chat("not a model")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "",  # nothing at all
+        "<think>only thinking</think>",  # nothing the user sees
+        ScriptedReply(finish_reason="length"),  # cut by its token limit before a token
+    ],
+    ids=["empty", "thinking-only", "cut-first"],
+)
+def test_a_turn_that_said_nothing_hands_back_a_history_that_can_be_sent(reply: Any) -> None:
+    model = ScriptedModel([reply, "Hello again."])
+
+    @llm_chat(model)
+    def chat(message: str, history: History) -> None:
+        """Be brief."""
+
+    history = pairs_of(chat, "hi", history=[])[-1][1]
+    assert [m["role"] for m in history] == ["user"]
+    assert_valid_history(history)
+    second = pairs_of(chat, "are you there?", history=history)[-1][1]
+    assert_valid_history(model.requests[1].messages)
+    assert second[-1] == {"role": "assistant", "content": "Hello again."}
