@@ -9,6 +9,7 @@ every call's ``raw`` is its span's text.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -38,11 +39,20 @@ from stream_parser.dialects import (
     Qwen3CoderDialect,
     ToolCallPlugin,
     XmlDialect,
+    deepseek,
     dialect_plugins,
     get_dialect,
+    kimi,
 )
+from stream_parser.dialects.deepseek import DeepSeekDialect
+from stream_parser.dialects.gemma4 import Gemma4Dialect
+from stream_parser.dialects.glm import GlmDialect
+from stream_parser.dialects.gpt_oss import GptOssDialect
+from stream_parser.dialects.kimi import KimiDialect
+from stream_parser.dialects.llama import LlamaDialect
+from stream_parser.dialects.mistral import MistralDialect
 from stream_parser.testing import assert_lossless, merge_deltas
-from tests.helpers import assert_all_splittings, feed_all, splits
+from tests.helpers import ENDINGS, assert_all_splittings, feed_all, run, splits
 from tests.tools_fixture import TOOLS, ExecuteCommand, ReadFile, Search, WriteToFile, summary
 
 HERMES = ("hermes",)
@@ -855,6 +865,59 @@ def test_format_call_refuses_values_it_cannot_write() -> None:
     assert XmlDialect().format_call("f", {"p": "a</p>"}) == "<f>\n<p><![CDATA[a</p>]]></p>\n</f>"
     with pytest.raises(NotImplementedError):
         Dialect().format_call("f", {})
+
+
+# --- every dialect: a reply that is cut -----------------------------------------------------
+
+_GPT_OSS = GptOssDialect()
+# Each dialect in every form it writes, and the marker that closes its call (for a format
+# whose call ends where its JSON ends, the JSON's last brace).
+_CLOSED_CALLS: list[tuple[str, Callable[[str, dict[str, Any]], str], str]] = [
+    ("xml", XmlDialect().format_call, "</read_file>"),
+    ("hermes", HermesDialect().format_call, "</tool_call>"),
+    ("qwen3_coder", Qwen3CoderDialect().format_call, "</function>\n</tool_call>"),
+    ("glm", GlmDialect().format_call, "</tool_call>"),
+    ("deepseek", DeepSeekDialect("v3.1").format_call, deepseek.CALL_END),
+    ("deepseek", DeepSeekDialect("v3").format_call, deepseek.CALL_END),
+    ("deepseek", DeepSeekDialect("dsml").format_call, f"</{deepseek.DSML}invoke>"),
+    ("gemma4", Gemma4Dialect().format_call, "<tool_call|>"),
+    ("gpt_oss", _GPT_OSS.format_call, "<|call|>"),
+    ("gpt_oss", lambda *a: _GPT_OSS.format_call(*a).replace("<|call|>", "<|end|>"), "<|end|>"),
+    (
+        "gpt_oss",
+        lambda *a: _GPT_OSS.format_call(*a).replace("<|call|>", "<|return|>"),
+        "<|return|>",
+    ),
+    ("kimi", KimiDialect("k2").format_call, kimi.CALL_END),
+    ("kimi", KimiDialect("k3").format_call, f"{kimi.CLOSE}call{kimi.SEP}"),
+    ("llama", LlamaDialect().format_call, "}"),
+    ("mistral", MistralDialect().format_call, "}"),
+]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "write", "marker"), _CLOSED_CALLS, ids=[f"{d}-{m}" for d, _, m in _CLOSED_CALLS]
+)
+def test_a_call_whose_closing_marker_is_cut_never_runs_in_a_cut_reply(
+    dialect: str, write: Callable[[str, dict[str, Any]], str], marker: str
+) -> None:
+    # Cut anywhere in its closing marker (or right before it) by the length limit or a
+    # stream error, the call is unclosed_tool: code that runs the parser's ToolCallEvents
+    # itself must never run a cut call.  Whole, the same reply runs the call.
+    make = factory((dialect,), start_in_thinking=False)
+    call = write("read_file", {"path": "a.py"})
+    at = call.rindex(marker)
+    for end in ENDINGS[1:]:
+        assert [c.tool_name for c in run(make, [call], end) if isinstance(c, ToolCallEvent)] == [
+            "read_file"
+        ]
+        for cut in range(at, at + len(marker)):
+            text = call[:cut]
+            for chunks in ([text], list(text), [text[:at], text[at:]]):
+                events = run(make, chunks, end)
+                assert not [e for e in events if isinstance(e, ToolCallEvent)], (cut, end, chunks)
+                errors = [e.error_type for e in events if isinstance(e, ParseErrorEvent)]
+                assert "unclosed_tool" in errors, (text, end, errors)
 
 
 # --- properties -----------------------------------------------------------------------------
