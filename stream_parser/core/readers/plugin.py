@@ -143,8 +143,12 @@ class PluginReader(BoundedReader[OpenPluginBlock]):
             return None, None
         pattern, self._take, tag_is_content = fast
         self._run = block.plugin.value_run()
-        self._limit = block.limit
-        self._mark = min(block.limit, self.cur.offset + FOLD_SIZE)
+        # A chunk that ends within an end tag's length of the size limit goes the slow
+        # way, which holds the start of an end tag there as it does when the limit falls
+        # inside one buffer: an end tag that the limit cuts then ends the too-large block
+        # however the stream was chunked (taken as content, it would not).
+        self._limit = limit = block.limit - max(len(block.end_tag) - 1, 0)
+        self._mark = min(limit, self.cur.offset + FOLD_SIZE)
         self._pieces = block.pieces
         return (pattern if tag_is_content else _stop(pattern, block.end_tag)), self.plain
 
