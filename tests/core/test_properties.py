@@ -67,6 +67,8 @@ configs = st.sampled_from(
         ParserConfig(max_tool_size=30, buffer_keep_size=2),
         ParserConfig(start_in_thinking=True),
         ParserConfig(emit_deltas=False),
+        ParserConfig(max_thinking_size=5),
+        ParserConfig(max_thinking_size=5, emit_deltas=False),
     ]
 )
 

@@ -1009,6 +1009,7 @@ _OPTIONS: list[dict[str, Any]] = [
     {"max_tool_size": 40, "buffer_keep_size": 2},
     {"emit_deltas": False},
     {"start_in_thinking": False},
+    {"max_thinking_size": 8},
 ]
 
 
