@@ -6,25 +6,41 @@ import asyncio
 import itertools
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 
-from stream_parser import ParseEvent, StreamToolParser
+from stream_parser import ChatDelta, ParseEvent, StreamToolParser
 from stream_parser.testing import assert_lossless, merge_deltas
 
 ParserFactory = Callable[[], StreamToolParser]
 
+ENDINGS: tuple[ChatDelta | None, ...] = (
+    None,
+    ChatDelta(finish_reason="length"),
+    ChatDelta(error="connection reset"),
+)
+"""Each way a reply can end: the end of the stream, the length limit, a stream error.
 
-def feed_all(parser: StreamToolParser, chunks: Iterable[str]) -> list[ParseEvent]:
-    """Feed every chunk, then close; return all events."""
+Passed as ``end`` to :func:`feed_all` and :func:`run`: the item that comes after the
+last chunk (None: nothing comes, the stream just ends)."""
+
+
+def feed_all(
+    parser: StreamToolParser, chunks: Iterable[str], end: ChatDelta | None = None
+) -> list[ParseEvent]:
+    """Feed every chunk, then ``end`` (one of :data:`ENDINGS`), then close; all events."""
     events: list[ParseEvent] = []
     for chunk in chunks:
         events.extend(parser.feed(chunk))
+    if end is not None:
+        events.extend(parser.feed_delta(end))
     events.extend(parser.close())
     return events
 
 
-def run(factory: ParserFactory, chunks: Iterable[str]) -> list[ParseEvent]:
-    """Merged events of a fresh parser fed ``chunks``; also checks losslessness."""
+def run(
+    factory: ParserFactory, chunks: Iterable[str], end: ChatDelta | None = None
+) -> list[ParseEvent]:
+    """Merged events of a fresh parser fed ``chunks`` and ``end``; checks losslessness."""
     chunks = list(chunks)
-    events = feed_all(factory(), chunks)
+    events = feed_all(factory(), chunks, end)
     assert_lossless(events, "".join(chunks))
     return merge_deltas(events)
 
@@ -35,25 +51,29 @@ def splits(text: str, cuts: Sequence[int]) -> list[str]:
 
 
 def assert_all_splittings(
-    factory: ParserFactory, text: str, expected: list[ParseEvent] | None = None
+    factory: ParserFactory,
+    text: str,
+    expected: list[ParseEvent] | None = None,
+    end: ChatDelta | None = None,
 ) -> list[ParseEvent]:
     """Check that ``text`` gives the same merged events however it is cut.
 
     Feeds (a) the whole text, (b) one character at a time, (c) split at every single
     position, (d) split at every pair of positions for short texts.  Every run must be
-    lossless and give the same merged events (equal to ``expected`` when given).
-    Returns the merged events.
+    lossless and give the same merged events (equal to ``expected`` when given); each
+    run ends with ``end`` (one of :data:`ENDINGS`).  Returns the merged events.
     """
-    reference = run(factory, [text])
+    reference = run(factory, [text], end)
     if expected is not None:
         assert reference == expected, f"\n got: {reference}\nwant: {expected}"
-    assert run(factory, list(text)) == reference, "one character at a time differs"
+    assert run(factory, list(text), end) == reference, "one character at a time differs"
     for cut in range(len(text) + 1):
-        assert run(factory, splits(text, [cut])) == reference, f"split at {cut} differs"
+        assert run(factory, splits(text, [cut]), end) == reference, f"split at {cut} differs"
     if len(text) < 40:
         for a in range(1, len(text)):
             for b in range(a + 1, len(text)):
-                assert run(factory, splits(text, [a, b])) == reference, f"split {a},{b} differs"
+                chunks = splits(text, [a, b])
+                assert run(factory, chunks, end) == reference, f"split {a},{b} differs"
     return reference
 
 

@@ -49,7 +49,14 @@ from .compiled_attrs import mypyc_attr
 from .config import ParserConfig
 from .dialect_registry import dialect_plugins
 from .drivers import StreamItem, drive, drive_async, usage_from_metadata
-from .events import ErrorType, ParseEvent, ThinkingEvent, TokenUsageEvent, _fast_thinking_delta
+from .events import (
+    ErrorType,
+    ParseEvent,
+    Span,
+    ThinkingEvent,
+    TokenUsageEvent,
+    _fast_thinking_delta,
+)
 from .plugins import ParsePlugin, PluginContext
 from .readers import (
     Cursor,
@@ -170,7 +177,7 @@ class StreamToolParser:
         self._native: NativeCallAccumulator | None = None
         self._native_index: dict[int, int] = {}
         self._finish_reason: str | None = None
-        self._stream_error: str | None = None
+        self._stream_errors: list[str] = []  # reported by close(), after the text
         self._last_usage: Any = None
         self._chunks: ChunkDeltas | None = None  # chat completion chunks, on first use
         if self.config.starts_in_thinking:
@@ -274,6 +281,16 @@ class StreamToolParser:
         """Reserve the next ``call_index`` (for code that emits tool calls of its own)."""
         return self._cur.next_call_index()
 
+    def _arrival(self) -> Span:
+        """The zero-width span of an event from a side channel: where it came in the text.
+
+        That is after every character of text received so far, the held tail included,
+        not at :attr:`offset`: how much is still held depends on where the chunks were
+        cut, and the span of reasoning, native calls, usage or a stream error must not.
+        """
+        at = self._cur.offset + len(self._tail)
+        return at, at
+
     def feed(self, chunk: str) -> list[ParseEvent]:
         """Parse the next chunk of text and return the events it completes.
 
@@ -372,7 +389,7 @@ class StreamToolParser:
         return True
 
     def close(self) -> list[ParseEvent]:
-        """End the stream: flush what is held and report blocks left open.
+        """End the stream: flush what is held, report stream errors and blocks left open.
 
         Returns ``[]`` when called again.
 
@@ -392,9 +409,17 @@ class StreamToolParser:
                 out += self.feed_delta(rest)
         self._end_reasoning(out)
         # An open plugin block learns whether the stream was cut or ended normally.
-        self._cur.cut = self._finish_reason == "length" or self._stream_error is not None
+        self._cur.cut = self._finish_reason == "length" or bool(self._stream_errors)
         self._cur.final = True
         self._consume(self._tail, out)
+        # A stream error is said after every event of the text that came before it, and
+        # before what the end of the stream leaves open.  Said when it arrived, it would
+        # come before or after the events of held text (a "<" that may begin a tag)
+        # depending on where the chunks were cut.
+        for error in self._stream_errors:
+            self._cur.error(
+                out, ErrorType.STREAM_ERROR, f"the stream failed: {error}", self._arrival()
+            )
         self._reader.at_end(out)
         self._close_native(out)
         self._move(Trigger.CLOSE)
@@ -433,7 +458,12 @@ class StreamToolParser:
         )
 
     def feed_delta(self, delta: ChatDelta) -> list[ParseEvent]:
-        """Parse one streamed chat chunk: content, reasoning, native tool calls, usage."""
+        """Parse one streamed chat chunk: content, reasoning, native tool calls, usage.
+
+        A stream error (``delta.error``, the last item of a failed stream) is reported by
+        :meth:`close`: its ``stream_error`` event follows the events of all the text that
+        came before it, however that text was chunked.
+        """
         if self._sm.current_state is _CLOSED:
             raise ParserClosedError("feed_delta() after close()")
         out: list[ParseEvent] = []
@@ -443,20 +473,14 @@ class StreamToolParser:
             out.extend(self.feed(delta.content))
         if delta.tool_calls:
             self._end_reasoning(out)
-            native = self._renumber(self._native_calls().feed(delta.tool_calls, self.offset))
+            native = self._renumber(self._native_calls().feed(delta.tool_calls, self._arrival()[0]))
             self._cur.extend(out, native)  # a call past max_tool_size is reported as it streams
         if delta.usage is not None:
             self._usage(delta.usage, out)
         if delta.finish_reason is not None:
             self._finish_reason = delta.finish_reason
         if delta.error is not None:
-            self._stream_error = delta.error
-            self._cur.error(
-                out,
-                ErrorType.STREAM_ERROR,
-                f"the stream failed: {delta.error}",
-                (self.offset, self.offset),
-            )
+            self._stream_errors.append(delta.error)  # its event comes with close()
         return out
 
     def parse_stream(self, stream: Iterable[StreamItem]) -> Iterator[ParseEvent]:
@@ -550,7 +574,7 @@ class StreamToolParser:
     # --- side channels ---------------------------------------------------------------------
 
     def _add_reasoning(self, text: str, out: list[ParseEvent]) -> None:
-        span = (self.offset, self.offset)
+        span = self._arrival()
         reasoning = self._reasoning
         if (
             reasoning is None
@@ -584,14 +608,14 @@ class StreamToolParser:
                 ThinkingEvent(
                     content=reasoning.text(),
                     truncated=reasoning.truncated,
-                    span=(self.offset, self.offset),
+                    span=self._arrival(),
                 )
             )
 
     def _usage(self, usage: Any, out: list[ParseEvent]) -> None:
         if usage != self._last_usage:
             self._last_usage = usage
-            out.append(TokenUsageEvent(usage_info=usage, span=(self.offset, self.offset)))
+            out.append(TokenUsageEvent(usage_info=usage, span=self._arrival()))
 
     def _native_calls(self) -> NativeCallAccumulator:
         if self._native is None:
@@ -626,7 +650,7 @@ class StreamToolParser:
             # A finish reason that arrived counts even if the transport failed after it
             # (e.g. only the usage chunk was lost); without one, the calls were cut and
             # each open one is `unclosed_tool`, like a call in the text.
-            events = self._renumber(self._native.finish(self._finish_reason, self.offset))
+            events = self._renumber(self._native.finish(self._finish_reason, self._arrival()[0]))
             self._cur.extend(out, events)
         if self._finish_reason == "length":
             # The reply as a whole was cut by its token limit: said once, after the
@@ -635,7 +659,7 @@ class StreamToolParser:
                 out,
                 ErrorType.TRUNCATED,
                 "the reply was cut off by its length limit (finish_reason='length')",
-                (self.offset, self.offset),
+                self._arrival(),
             )
 
 

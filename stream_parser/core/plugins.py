@@ -33,6 +33,13 @@ blocks.  A plugin with ``end_tag = ""`` ends its blocks only that way (or at the
 the stream).  Because the plugin decides from the characters it was given, never from
 how they were cut, the outcome does not depend on chunking.
 
+When the stream ends, what was held back as the possible start of the end tag is content
+(``on_data``) if the stream ended normally.  If it was cut (``finish_reason ==
+"length"``, a stream error), the end tag the stream cut is whole nowhere: where the end
+tag would close the block (``accepts_end``), those characters are not handed to
+``on_data`` (a plugin that ends a call at a ``<`` would run a call whose end never
+came); they stay in the block that ``on_unclosed`` gets, with ``block.cut`` set.
+
 Markup that is neither text nor a block of its own (a chat format's message headers,
 ``<|start|>assistant``) is *framing*: a plugin returns it as a
 :class:`~stream_parser.core.events.FramingEvent`, which tiles like a block and carries

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from stream_parser import ParserConfig, ParseState, StreamToolParser, TextOutputEvent
+from stream_parser import ChatDelta, ParserConfig, ParseState, StreamToolParser, TextOutputEvent
 from stream_parser.testing import assert_lossless, merge_deltas
-from tests.helpers import feed_all
+from tests.helpers import ENDINGS, feed_all
 from tests.tools_fixture import TOOLS
 
 FRAGMENTS = [
@@ -67,6 +67,8 @@ configs = st.sampled_from(
         ParserConfig(max_tool_size=30, buffer_keep_size=2),
         ParserConfig(start_in_thinking=True),
         ParserConfig(emit_deltas=False),
+        ParserConfig(max_thinking_size=5),
+        ParserConfig(max_thinking_size=5, emit_deltas=False),
     ]
 )
 
@@ -81,19 +83,22 @@ PROPS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthC
 
 
 @PROPS
-@given(texts, st.lists(st.integers(min_value=0), max_size=12), configs)
-def test_chunking_invariance(text: str, cuts: list[int], config: ParserConfig) -> None:
-    whole = merge_deltas(feed_all(StreamToolParser(TOOLS, config=config), [text]))
-    chunked = merge_deltas(feed_all(StreamToolParser(TOOLS, config=config), cut(text, cuts)))
+@given(texts, st.lists(st.integers(min_value=0), max_size=12), configs, st.sampled_from(ENDINGS))
+def test_chunking_invariance(
+    text: str, cuts: list[int], config: ParserConfig, end: ChatDelta | None
+) -> None:
+    # Every event, error events and spans included, however the reply ends.
+    whole = merge_deltas(feed_all(StreamToolParser(TOOLS, config=config), [text], end))
+    chunked = merge_deltas(feed_all(StreamToolParser(TOOLS, config=config), cut(text, cuts), end))
     assert chunked == whole
-    by_char = merge_deltas(feed_all(StreamToolParser(TOOLS, config=config), list(text)))
+    by_char = merge_deltas(feed_all(StreamToolParser(TOOLS, config=config), list(text), end))
     assert by_char == whole
 
 
 @PROPS
-@given(texts, st.lists(st.integers(min_value=0), max_size=12), configs)
-def test_lossless(text: str, cuts: list[int], config: ParserConfig) -> None:
-    events = feed_all(StreamToolParser(TOOLS, config=config), cut(text, cuts))
+@given(texts, st.lists(st.integers(min_value=0), max_size=12), configs, st.sampled_from(ENDINGS))
+def test_lossless(text: str, cuts: list[int], config: ParserConfig, end: ChatDelta | None) -> None:
+    events = feed_all(StreamToolParser(TOOLS, config=config), cut(text, cuts), end)
     assert_lossless(events, text)
 
 

@@ -8,6 +8,8 @@ from stream_parser import StreamToolParser, event_from_json, event_to_json
 from stream_parser.core.config import ParserConfig
 from stream_parser.core.events import ErrorType, ParseErrorEvent, ThinkingDeltaEvent, ThinkingEvent
 from stream_parser.errors import ConfigError
+from stream_parser.testing import merge_deltas
+from tests.helpers import assert_all_splittings
 
 
 def run(chunks: list[str], **options: object) -> list[object]:
@@ -60,10 +62,13 @@ def test_whole_and_char_by_char_and_every_split_agree(limit: int) -> None:
 
 
 def test_deltas_are_the_unbounded_ones() -> None:
+    # The same text streams, in the same places (the chunk that crosses the bound comes
+    # in two deltas, on either side of the error).
     chunks = [STREAM[k : k + 3] for k in range(0, len(STREAM), 3)]
     bounded = [e for e in run(chunks, max_thinking_size=4) if isinstance(e, ThinkingDeltaEvent)]
     unbounded = [e for e in run(chunks) if isinstance(e, ThinkingDeltaEvent)]
-    assert bounded == unbounded
+    assert merge_deltas(bounded) == merge_deltas(unbounded)
+    assert [e.span[1] for e in bounded] == sorted({*(e.span[1] for e in unbounded), 14})
 
 
 def test_the_error_names_the_first_character_not_kept() -> None:
@@ -119,3 +124,17 @@ def test_a_limit_past_several_folds() -> None:
     (error,) = too_large(events)
     assert error.span == (0, len("<think>") + 150_001)
     assert deltas(events) == "\n" + body
+
+
+@pytest.mark.parametrize("limit", [1, 5, 29])
+def test_the_error_stands_between_the_thinking_before_and_after_the_bound(limit: int) -> None:
+    # The deltas before the bound, the error, the deltas after it: in that order however
+    # the stream is cut (a chunk that crosses the bound is delivered in two deltas).
+    make = lambda: StreamToolParser({}, config=ParserConfig(max_thinking_size=limit))  # noqa: E731
+    events = assert_all_splittings(make, STREAM)
+    kinds = [(e.kind, getattr(e, "delta", None)) for e in events]
+    assert kinds[1:4] == [
+        ("thinking_delta", BODY[:limit]),
+        ("error", None),
+        ("thinking_delta", BODY[limit:]),
+    ]

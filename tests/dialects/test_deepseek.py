@@ -41,7 +41,7 @@ from stream_parser.dialects.deepseek import (
 from stream_parser.testing import assert_lossless, merge_deltas
 from tests.dialects import support
 from tests.dialects.test_dialects import check_spans, describe
-from tests.helpers import assert_all_splittings, feed_all, run, splits
+from tests.helpers import ENDINGS, assert_all_splittings, feed_all, run, splits
 from tests.tools_fixture import TOOLS, ExecuteCommand, ReadFile, Search, WriteToFile
 
 DS = ("deepseek",)
@@ -492,17 +492,18 @@ FRAGMENTS = [
     st.lists(st.sampled_from(FRAGMENTS), max_size=14),
     st.lists(st.integers(min_value=1, max_value=400), max_size=6),
     st.booleans(),
+    st.sampled_from(ENDINGS),
 )
 def test_any_text_reads_the_same_however_cut(
-    parts: list[str], cuts: list[int], thinking: bool
+    parts: list[str], cuts: list[int], thinking: bool, end: ChatDelta | None
 ) -> None:
     text = "".join(parts)
     make = factory(start_in_thinking=thinking)
-    reference = run(make, [text])
+    reference = run(make, [text], end)
     check_spans(reference, text)
-    assert run(make, splits(text, sorted({c for c in cuts if c < len(text)}))) == reference
-    assert run(make, tokens(text)) == reference
-    assert run(make, list(text)) == reference
+    assert run(make, splits(text, sorted({c for c in cuts if c < len(text)})), end) == reference
+    assert run(make, tokens(text), end) == reference
+    assert run(make, list(text), end) == reference
 
 
 # --- linear time ------------------------------------------------------------------------------

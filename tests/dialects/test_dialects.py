@@ -8,7 +8,9 @@ every call's ``raw`` is its span's text.
 
 from __future__ import annotations
 
+import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, field_validator
 
 from stream_parser import (
+    ChatDelta,
     ConfigError,
     ErrorType,
     ParseErrorEvent,
@@ -38,11 +41,20 @@ from stream_parser.dialects import (
     Qwen3CoderDialect,
     ToolCallPlugin,
     XmlDialect,
+    deepseek,
     dialect_plugins,
     get_dialect,
+    kimi,
 )
+from stream_parser.dialects.deepseek import DeepSeekDialect
+from stream_parser.dialects.gemma4 import Gemma4Dialect
+from stream_parser.dialects.glm import GlmDialect
+from stream_parser.dialects.gpt_oss import GptOssDialect
+from stream_parser.dialects.kimi import KimiDialect
+from stream_parser.dialects.llama import LlamaDialect
+from stream_parser.dialects.mistral import MistralDialect
 from stream_parser.testing import assert_lossless, merge_deltas
-from tests.helpers import assert_all_splittings, feed_all, splits
+from tests.helpers import ENDINGS, assert_all_splittings, feed_all, run, splits
 from tests.tools_fixture import TOOLS, ExecuteCommand, ReadFile, Search, WriteToFile, summary
 
 HERMES = ("hermes",)
@@ -857,6 +869,59 @@ def test_format_call_refuses_values_it_cannot_write() -> None:
         Dialect().format_call("f", {})
 
 
+# --- every dialect: a reply that is cut -----------------------------------------------------
+
+_GPT_OSS = GptOssDialect()
+# Each dialect in every form it writes, and the marker that closes its call (for a format
+# whose call ends where its JSON ends, the JSON's last brace).
+_CLOSED_CALLS: list[tuple[str, Callable[[str, dict[str, Any]], str], str]] = [
+    ("xml", XmlDialect().format_call, "</read_file>"),
+    ("hermes", HermesDialect().format_call, "</tool_call>"),
+    ("qwen3_coder", Qwen3CoderDialect().format_call, "</function>\n</tool_call>"),
+    ("glm", GlmDialect().format_call, "</tool_call>"),
+    ("deepseek", DeepSeekDialect("v3.1").format_call, deepseek.CALL_END),
+    ("deepseek", DeepSeekDialect("v3").format_call, deepseek.CALL_END),
+    ("deepseek", DeepSeekDialect("dsml").format_call, f"</{deepseek.DSML}invoke>"),
+    ("gemma4", Gemma4Dialect().format_call, "<tool_call|>"),
+    ("gpt_oss", _GPT_OSS.format_call, "<|call|>"),
+    ("gpt_oss", lambda *a: _GPT_OSS.format_call(*a).replace("<|call|>", "<|end|>"), "<|end|>"),
+    (
+        "gpt_oss",
+        lambda *a: _GPT_OSS.format_call(*a).replace("<|call|>", "<|return|>"),
+        "<|return|>",
+    ),
+    ("kimi", KimiDialect("k2").format_call, kimi.CALL_END),
+    ("kimi", KimiDialect("k3").format_call, f"{kimi.CLOSE}call{kimi.SEP}"),
+    ("llama", LlamaDialect().format_call, "}"),
+    ("mistral", MistralDialect().format_call, "}"),
+]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "write", "marker"), _CLOSED_CALLS, ids=[f"{d}-{m}" for d, _, m in _CLOSED_CALLS]
+)
+def test_a_call_whose_closing_marker_is_cut_never_runs_in_a_cut_reply(
+    dialect: str, write: Callable[[str, dict[str, Any]], str], marker: str
+) -> None:
+    # Cut anywhere in its closing marker (or right before it) by the length limit or a
+    # stream error, the call is unclosed_tool: code that runs the parser's ToolCallEvents
+    # itself must never run a cut call.  Whole, the same reply runs the call.
+    make = factory((dialect,), start_in_thinking=False)
+    call = write("read_file", {"path": "a.py"})
+    at = call.rindex(marker)
+    for end in ENDINGS[1:]:
+        assert [c.tool_name for c in run(make, [call], end) if isinstance(c, ToolCallEvent)] == [
+            "read_file"
+        ]
+        for cut in range(at, at + len(marker)):
+            text = call[:cut]
+            for chunks in ([text], list(text), [text[:at], text[at:]]):
+                events = run(make, chunks, end)
+                assert not [e for e in events if isinstance(e, ToolCallEvent)], (cut, end, chunks)
+                errors = [e.error_type for e in events if isinstance(e, ParseErrorEvent)]
+                assert "unclosed_tool" in errors, (text, end, errors)
+
+
 # --- properties -----------------------------------------------------------------------------
 
 FRAGMENTS = [
@@ -901,27 +966,99 @@ FRAGMENTS = [
     "\\ud800",
 ]
 
-texts = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=2)), max_size=40).map(
-    "".join
-)
-configs = st.sampled_from(
-    [
-        ParserConfig(dialect=HERMES),
-        ParserConfig(dialect=QWEN),
-        ParserConfig(dialect=BOTH),
-        ParserConfig(dialect=ALL),
-        ParserConfig(dialect=BOTH, max_tool_size=40, buffer_keep_size=2),
-        ParserConfig(dialect=ALL, emit_deltas=False),
-    ]
-)
+_WRITERS: list[Dialect] = [
+    *DIALECTS.values(),
+    DeepSeekDialect("v3"),
+    DeepSeekDialect("dsml"),
+    KimiDialect("k3"),
+]
+_PIECE = re.compile(r"(<[^<>]*>|\[/?[A-Z_]+\]|[{}\[\]\"',:=\n ])")  # a marker, punctuation
+_MARK = re.compile(r"[<\[{]")  # where a marker may begin
+
+
+def _fragments_of(name: str) -> list[str]:
+    """Pieces of a dialect's own markup, to build random texts of.
+
+    Its calls whole and cut into markers and punctuation, its markers cut in half (as
+    the end of a stream may cut them), the tags of its plugins and its reasoning tags.
+    """
+    pieces: set[str] = set()
+    for plugin in dialect_plugins((name,)):
+        pieces.update((*plugin.start_tags, plugin.end_tag))
+    for dialect in _WRITERS:
+        if dialect.name != name:
+            continue
+        for call in (
+            dialect.format_call("read_file", {"path": "a.py"}),
+            dialect.format_call("search", {"query": "x", "max_results": 3}),
+        ):
+            pieces.add(call)
+            for piece in _PIECE.split(call):
+                pieces.update((piece, piece[: len(piece) // 2]))
+    thinking = get_dialect(name).thinking
+    for pair in thinking.tags if thinking is not None else ():
+        pieces.update(pair)
+    pieces.discard("")
+    return sorted(pieces)
+
+
+_DIALECT_FRAGMENTS = {name: _fragments_of(name) for name in DIALECTS}
+_CHOICES: list[tuple[str, ...]] = [*((name,) for name in sorted(DIALECTS)), BOTH, ALL]
+_OPTIONS: list[dict[str, Any]] = [
+    {},
+    {"max_tool_size": 40, "buffer_keep_size": 2},
+    {"emit_deltas": False},
+    {"start_in_thinking": False},
+    {"max_thinking_size": 8},
+]
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> tuple[str, ParserConfig]:
+    """A configuration of one dialect (or several) and a text of its markup and noise.
+
+    The text is noise (fragments of the dialect's markup and random characters) around
+    a call the dialect writes, with markup in its content; the call may be cut anywhere,
+    often at or just after the start of a marker, where the end of the stream leaves a
+    tag undecided.  Some configurations put the size limit there too.
+    """
+    dialects = draw(st.sampled_from(_CHOICES))
+    pool = sorted({*FRAGMENTS, *(f for name in dialects for f in _DIALECT_FRAGMENTS[name])})
+    noise = st.lists(st.one_of(st.sampled_from(pool), st.text(max_size=2)), max_size=16)
+    writer = draw(st.sampled_from([w for w in _WRITERS if w.name in dialects]))
+    content = "".join(draw(st.lists(st.sampled_from(pool), max_size=6)))
+    try:
+        call = writer.format_call("write_to_file", {"path": "a.py", "content": content})
+    except ValueError:  # a content this format cannot hold
+        call = writer.format_call("read_file", {"path": "a.py"})
+    marks = [m.start() for m in _MARK.finditer(call)]
+    near_mark = st.sampled_from(marks).flatmap(lambda at: st.integers(at, at + 3))
+    options = dict(draw(st.sampled_from(_OPTIONS)))
+    if draw(st.booleans()):
+        options["max_tool_size"] = max(1, draw(near_mark))
+    how = draw(st.sampled_from(["whole", "cut", "cut at a marker"]))
+    if how == "cut":
+        call = call[: draw(st.integers(0, len(call)))]
+    elif how == "cut at a marker":
+        call = call[: draw(near_mark)]
+    text = "".join(draw(noise)) + call + ("".join(draw(noise)) if how == "whole" else "")
+    return text, ParserConfig(dialect=dialects, **options)
+
+
 PROPS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@PROPS
-@given(texts, st.lists(st.integers(min_value=0), max_size=8), configs)
-def test_chunking_invariance_and_lossless(text: str, cuts: list[int], config: ParserConfig) -> None:
+@settings(PROPS, max_examples=300)
+@given(streams(), st.lists(st.integers(min_value=0), max_size=8), st.sampled_from(ENDINGS))
+def test_chunking_invariance_and_lossless(
+    stream: tuple[str, ParserConfig], cuts: list[int], end: ChatDelta | None
+) -> None:
+    # Every dialect, however the reply ends: whole, cut at random and a character at a
+    # time, the events are the same, error events and every span included.
+    text, config = stream
+
     def run(chunks: list[str]) -> list[ParseEvent]:
-        events = feed_all(StreamToolParser(TOOLS, config=config), chunks)
+        events = feed_all(StreamToolParser(TOOLS, config=config), chunks, end)
         assert_lossless(events, text)
         return merge_deltas(events)
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from stream_parser import (
+    ChatDelta,
     ParseErrorEvent,
     ParseEvent,
     ParserConfig,
@@ -32,7 +33,7 @@ from stream_parser.dialects import get_dialect
 from stream_parser.dialects.gemma4 import Gemma4Dialect, parse_call
 from stream_parser.testing import merge_deltas
 from tests.dialects import support
-from tests.helpers import assert_all_splittings, run
+from tests.helpers import ENDINGS, assert_all_splittings, run
 from tests.tools_fixture import TOOLS, ExecuteCommand, ReadFile, Search, WriteToFile
 
 D = '<|"|>'
@@ -334,16 +335,18 @@ _PIECES = st.sampled_from(
 
 
 @_SOME
-@given(st.lists(_PIECES, max_size=14), st.data())
-def test_any_text_is_read_the_same_however_it_is_cut(pieces: list[str], data: Any) -> None:
+@given(st.lists(_PIECES, max_size=14), st.data(), st.sampled_from(ENDINGS))
+def test_any_text_is_read_the_same_however_it_is_cut(
+    pieces: list[str], data: Any, end: ChatDelta | None
+) -> None:
     # Nothing raises on model text; the events are lossless and the same for the whole
     # text, one character at a time, and any cut.
     text = "".join(pieces)
     make = factory()
-    reference = run(make, [text])
-    assert run(make, list(text)) == reference
+    reference = run(make, [text], end)
+    assert run(make, list(text), end) == reference
     cut = data.draw(st.integers(min_value=0, max_value=len(text)))
-    assert run(make, [text[:cut], text[cut:]]) == reference
+    assert run(make, [text[:cut], text[cut:]], end) == reference
     for event in reference:
         if isinstance(event, ToolCallEvent):
             assert event.raw.startswith("<|tool_call>")

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from stream_parser import (
+    ChatDelta,
     ParseErrorEvent,
     ParseEvent,
     ParserConfig,
@@ -33,7 +34,7 @@ from stream_parser.dialects.glm import GlmDialect
 from stream_parser.testing import merge_deltas
 from tests.dialects import support
 from tests.dialects.test_dialects import check_spans
-from tests.helpers import run
+from tests.helpers import ENDINGS, assert_all_splittings, run
 from tests.tools_fixture import TOOLS, ReadFile, WriteToFile
 
 GLM = GlmDialect()
@@ -299,14 +300,16 @@ _PIECES = st.sampled_from(
 
 
 @_SOME
-@given(st.lists(_PIECES, max_size=14), st.data())
-def test_any_text_is_read_the_same_however_it_is_cut(pieces: list[str], data: Any) -> None:
+@given(st.lists(_PIECES, max_size=14), st.data(), st.sampled_from(ENDINGS))
+def test_any_text_is_read_the_same_however_it_is_cut(
+    pieces: list[str], data: Any, end: ChatDelta | None
+) -> None:
     text = "".join(pieces)
     make = factory()
-    reference = run(make, [text])
-    assert run(make, list(text)) == reference
+    reference = run(make, [text], end)
+    assert run(make, list(text), end) == reference
     cut = data.draw(st.integers(min_value=0, max_value=len(text)))
-    assert run(make, [text[:cut], text[cut:]]) == reference
+    assert run(make, [text[:cut], text[cut:]], end) == reference
     check_spans(reference, text)
 
 
@@ -315,6 +318,19 @@ def test_a_call_over_max_tool_size_is_too_large() -> None:
     events = events_of(text, max_tool_size=100)
     assert "tool_too_large" in errors(events) and not calls(events)
     assert text_of(events) == text
+
+
+def test_a_stream_error_is_placed_at_the_end_of_the_text_however_cut() -> None:
+    # The error comes after the whole reply: its span is the end of the text received,
+    # whether or not the parser still holds the "<" (a tag may begin there) when it comes.
+    text = "Hmm.</think>Let me look.<tool_call>read_file<arg_key>path</arg_key><arg_value>src/a.py<"
+    make = lambda: StreamToolParser(ALL_TOOLS, config=ParserConfig(dialect="glm"))  # noqa: E731
+    events = assert_all_splittings(make, text, end=ChatDelta(error="connection reset"))
+    stream_errors = [
+        e for e in events if isinstance(e, ParseErrorEvent) and e.error_type == "stream_error"
+    ]
+    assert [e.span for e in stream_errors] == [(len(text), len(text))]
+    assert errors(events) == ["stream_error", "unclosed_tool"] and not calls(events)
 
 
 def test_deltas_can_be_turned_off() -> None:

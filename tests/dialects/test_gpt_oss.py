@@ -30,7 +30,7 @@ from stream_parser.dialects.gpt_oss import GPT_OSS_THINKING, GptOssDialect
 from stream_parser.testing import assert_lossless, merge_deltas
 from tests.dialects import support
 from tests.dialects.test_dialects import check_spans, describe, factory
-from tests.helpers import assert_all_splittings, feed_all, run
+from tests.helpers import ENDINGS, assert_all_splittings, feed_all, run
 from tests.tools_fixture import TOOLS, ReadFile, Search, WriteToFile
 
 GPT = ("gpt_oss",)
@@ -476,13 +476,16 @@ _PIECES = [
 
 
 @_SOME
-@given(st.lists(st.sampled_from(_PIECES), max_size=16), st.integers(1, 7))
-def test_any_markup_is_read_the_same_by_any_chunking(pieces: list[str], size: int) -> None:
+@given(st.lists(st.sampled_from(_PIECES), max_size=16), st.integers(1, 7), st.sampled_from(ENDINGS))
+def test_any_markup_is_read_the_same_by_any_chunking(
+    pieces: list[str], size: int, end: ChatDelta | None
+) -> None:
     text = "".join(pieces)
-    whole = run(factory(GPT), [text])
+    whole = run(factory(GPT), [text], end)
     chunks = [text[i : i + size] for i in range(0, len(text), size)]
-    assert run(factory(GPT), chunks) == whole
-    assert run(factory(GPT), pieces) == whole
+    assert run(factory(GPT), chunks, end) == whole
+    assert run(factory(GPT), pieces, end) == whole
+    assert run(factory(GPT), list(text), end) == whole
     for event in whole:
         if isinstance(event, ToolCallEvent):
             assert isinstance(event.tool_instance, Search)

@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream_parser import ParseErrorEvent, ParseEvent, ToolArgumentsDeltaEvent, ToolCallEvent
+from stream_parser import (
+    ChatDelta,
+    ParseErrorEvent,
+    ParseEvent,
+    ToolArgumentsDeltaEvent,
+    ToolCallEvent,
+)
 from stream_parser.core.config import ParserConfig
 from stream_parser.dialects._base import CallContext
 from stream_parser.dialects.hermes import HermesReader
@@ -45,6 +51,42 @@ def test_a_cut_or_broken_object_is_malformed(cut: int, insert: str) -> None:
     # and the call stays open.)
     body = _CALL[:cut] + insert
     assert _errors(f"<tool_call>{body}</tool_call>") in (["malformed_tool"], ["unclosed_tool"])
+
+
+def test_a_call_too_large_is_reported_the_same_however_cut() -> None:
+    # The size limit falls on "</" inside a string: the error's span and the text are the
+    # same whether the "</" came alone (held as a possible end tag) or with what follows.
+    make = factory(HERMES, max_tool_size=40)
+    text = '<tool_call>\r\n{"parameters": {"path": "</a'
+    events = assert_all_splittings(make, text)
+    assert [(e.error_type, e.span) for e in events if isinstance(e, ParseErrorEvent)] == [
+        ("tool_too_large", (0, 38))
+    ]
+    # An end tag that the limit cuts ends the too-large call, and the call after it is read
+    # however the stream is cut.
+    after = '<tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>'
+    text = '<tool_call>\r\n{"parameters": {"path": "' + "x" * 40 + "</tool_call>then" + after
+    events = assert_all_splittings(factory(HERMES, max_tool_size=80), text)
+    check_spans(events, text)
+    assert [e.tool_name for e in events if isinstance(e, ToolCallEvent)] == ["read_file"]
+
+
+def test_a_stream_error_follows_the_text_before_it_however_cut() -> None:
+    # The "<" at the end is held back when it comes with the text before it (it may begin
+    # </tool_call>), and taken at once when it comes alone (inside a string, the end tag
+    # is content): the stream error comes after its delta either way, at the end.
+    text = '<tool_call>{"name": "write_to_file", "arguments": {"path": "a.py", "content": "<'
+    end = ChatDelta(error="connection reset")
+    events = assert_all_splittings(factory(HERMES), text, end=end)
+    kinds = [e.error_type if isinstance(e, ParseErrorEvent) else e.kind for e in events]
+    assert kinds == [
+        "tool_call_start",
+        "tool_arguments_delta",
+        "stream_error",
+        "unclosed_tool",
+        "text",
+    ]
+    assert events[2].span == (len(text), len(text))
 
 
 # --- the structure followed while streaming ---------------------------------------------------

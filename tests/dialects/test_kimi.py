@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_parser import (
+    ChatDelta,
     ParseEvent,
     ParserConfig,
     StreamToolParser,
@@ -32,7 +33,7 @@ from stream_parser.dialects.kimi import (
 )
 from stream_parser.testing import merge_deltas
 from tests.dialects import support
-from tests.helpers import feed_all, run
+from tests.helpers import ENDINGS, feed_all, run
 from tests.tools_fixture import TOOLS, ReadFile, Search, WriteToFile, summary
 
 KIMI = ("kimi",)
@@ -490,19 +491,22 @@ _PROSE = _PROSE.filter(lambda prose: "<think>" not in prose)
     st.lists(st.tuples(_PROSE, st.sampled_from(["k2", "k3"]), st.text(max_size=6)), max_size=3),
     _PROSE,
     st.lists(st.integers(min_value=0, max_value=400), max_size=4),
+    st.sampled_from(ENDINGS),
 )
-def test_calls_among_prose(parts: list[tuple[str, str, str]], tail: str, cuts: list[int]) -> None:
-    # Prose made of marker fragments never opens a call nor breaks the calls around it.
+def test_calls_among_prose(
+    parts: list[tuple[str, str, str]], tail: str, cuts: list[int], end: ChatDelta | None
+) -> None:
+    # Prose made of marker fragments never opens a call nor breaks the calls around it,
+    # however the reply ends.
     text = "".join(
         prose + KimiDialect(variant).format_call("read_file", {"path": path})  # type: ignore[arg-type]
         for prose, variant, path in parts
     )
     text += tail
-    whole = run(factory(), [text])
+    whole = run(factory(), [text], end)
     bounds = sorted({min(c, len(text)) for c in cuts})
-    assert (
-        run(factory(), [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)], strict=True)])
-        == whole
-    )
+    chunks = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)], strict=True)]
+    assert run(factory(), chunks, end) == whole
+    assert run(factory(), list(text), end) == whole
     got = [e.tool_instance for e in whole if isinstance(e, ToolCallEvent)]
     assert got == [ReadFile(path=path) for _, _, path in parts]

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from stream_parser import (
+    ChatDelta,
     FramingEvent,
     ParseEvent,
     ParserConfig,
@@ -39,7 +40,7 @@ from stream_parser.dialects.llama import (
 from stream_parser.testing import assert_lossless, merge_deltas
 from tests.dialects import support
 from tests.dialects.test_dialects import check_spans
-from tests.helpers import assert_all_splittings, feed_all
+from tests.helpers import ENDINGS, assert_all_splittings, feed_all
 from tests.tools_fixture import TOOLS, ReadFile, Search, WriteToFile
 
 LLAMA = ParserConfig(dialect="llama")
@@ -479,11 +480,14 @@ _PIECES = st.sampled_from(
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(_PIECES, max_size=8))
-def test_any_stream_reads_the_same_however_it_is_cut(pieces: list[str]) -> None:
-    # Model text never raises; every chunking gives the same, lossless events.
+@given(st.lists(_PIECES, max_size=8), st.sampled_from(ENDINGS))
+def test_any_stream_reads_the_same_however_it_is_cut(
+    pieces: list[str], end: ChatDelta | None
+) -> None:
+    # Model text never raises; every chunking gives the same, lossless events, however
+    # the reply ends.
     text = "".join(pieces)
-    events = assert_all_splittings(factory(), text)
+    events = assert_all_splittings(factory(), text, end=end)
     check_spans(events, text)
     for call in calls(events):
         assert call[0] in ("read_file", "search")

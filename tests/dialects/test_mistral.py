@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from stream_parser import (
+    ChatDelta,
     FramingEvent,
     ParseErrorEvent,
     ParseEvent,
@@ -37,7 +38,7 @@ from stream_parser.testing import ScriptedModel
 from stream_parser.tools import tool
 from tests.dialects import support
 from tests.dialects.test_dialects import check_spans
-from tests.helpers import run, splits
+from tests.helpers import ENDINGS, run, splits
 from tests.tools_fixture import TOOLS, ReadFile
 
 MISTRAL = MistralDialect()
@@ -449,16 +450,23 @@ _PIECES = [
 
 
 @_SOME
-@given(st.lists(st.sampled_from(_PIECES), max_size=14), st.lists(st.integers(0, 200), max_size=3))
-def test_any_mix_of_markup_is_read_the_same_however_cut(pieces: list[str], cuts: list[int]) -> None:
+@given(
+    st.lists(st.sampled_from(_PIECES), max_size=14),
+    st.lists(st.integers(0, 200), max_size=3),
+    st.sampled_from(ENDINGS),
+)
+def test_any_mix_of_markup_is_read_the_same_however_cut(
+    pieces: list[str], cuts: list[int], end: ChatDelta | None
+) -> None:
     # Nothing raises, nothing is lost, and the chunking changes nothing, whatever the
-    # model wrote; every call that runs is a whole block of its text.
+    # model wrote and however the reply ends; every call that runs is a whole block of
+    # its text.
     text = "".join(pieces)
-    whole = run(factory(), [text])
+    whole = run(factory(), [text], end)
     check_spans(whole, text)
-    assert run(factory(), list(text)) == whole
+    assert run(factory(), list(text), end) == whole
     cut = sorted({c % (len(text) + 1) for c in cuts})
-    assert run(factory(), splits(text, cut)) == whole
+    assert run(factory(), splits(text, cut), end) == whole
     for event in whole:
         if isinstance(event, ToolCallEvent):
             assert event.tool_name in FIXTURE_TOOLS

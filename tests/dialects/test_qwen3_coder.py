@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 from typing_extensions import TypeAliasType
 
-from stream_parser import ParseErrorEvent, ParserConfig, StreamToolParser, ToolCallEvent
+from stream_parser import ChatDelta, ParseErrorEvent, ParserConfig, StreamToolParser, ToolCallEvent
 from stream_parser.dialects import Qwen3CoderDialect
 from stream_parser.testing import assert_lossless, merge_deltas
 from tests.dialects.test_dialects import PROPS, QWEN, check, check_spans, factory
-from tests.helpers import assert_all_splittings, feed_all, splits
+from tests.helpers import ENDINGS, assert_all_splittings, feed_all, splits
 from tests.tools_fixture import TOOLS, ReadFile, Search, WriteToFile
 
 
@@ -256,6 +256,7 @@ def _unambiguous(content: str) -> bool:
     st.sampled_from([(True, True), (False, True), (True, False), (False, False)]),
     st.booleans(),
     st.lists(st.integers(min_value=0), max_size=4),
+    st.sampled_from(ENDINGS),
 )
 def test_a_dropped_close_reads_as_the_written_call(
     path: str,
@@ -263,9 +264,10 @@ def test_a_dropped_close_reads_as_the_written_call(
     closes: tuple[bool, bool],
     content_first: bool,
     cuts: list[int],
+    end: ChatDelta | None,
 ) -> None:
     # A call as format_call writes it, with some </parameter> left out, reads back as
-    # the same call, however it is cut.
+    # the same call, however it is cut and however the reply ends after it.
     assume(_unambiguous(content) and not content.endswith("\r"))
     params = [("path", path), ("content", content)]
     if content_first:
@@ -277,7 +279,8 @@ def test_a_dropped_close_reads_as_the_written_call(
     text = f"<tool_call>\n<function=write_to_file>\n{body}</function>\n</tool_call>"
 
     def run(chunks: list[str]) -> list[Any]:
-        events = feed_all(StreamToolParser(TOOLS, config=ParserConfig(dialect=QWEN)), chunks)
+        parser = StreamToolParser(TOOLS, config=ParserConfig(dialect=QWEN))
+        events = feed_all(parser, chunks, end)
         assert_lossless(events, text)
         return merge_deltas(events)
 

@@ -143,8 +143,12 @@ class PluginReader(BoundedReader[OpenPluginBlock]):
             return None, None
         pattern, self._take, tag_is_content = fast
         self._run = block.plugin.value_run()
-        self._limit = block.limit
-        self._mark = min(block.limit, self.cur.offset + FOLD_SIZE)
+        # A chunk that ends within an end tag's length of the size limit goes the slow
+        # way, which holds the start of an end tag there as it does when the limit falls
+        # inside one buffer: an end tag that the limit cuts then ends the too-large block
+        # however the stream was chunked (taken as content, it would not).
+        self._limit = limit = block.limit - max(len(block.end_tag) - 1, 0)
+        self._mark = min(limit, self.cur.offset + FOLD_SIZE)
         self._pieces = block.pieces
         return (pattern if tag_is_content else _stop(pattern, block.end_tag)), self.plain
 
@@ -241,9 +245,22 @@ class PluginReader(BoundedReader[OpenPluginBlock]):
                 return ended
             pos = end
             found = buf.find(end_tag, pos)
-        stop = len(buf) - (0 if self.cur.final else longest_prefix_suffix(buf, pos, end_tag))
+        cur = self.cur
+        held = 0 if cur.final and not cur.cut else longest_prefix_suffix(buf, pos, end_tag)
+        stop = len(buf) - held
         ended = self._data(block, buf, pos, stop, out)
-        return stop if ended < 0 else ended
+        if ended >= 0 or not held or not cur.final:
+            return stop if ended < 0 else ended
+        # A cut stream ends inside what may be the end tag.  Where the end tag would end
+        # the block, that cut tag is no content: the plugin would read it as what ends
+        # its call (a "<" after a JSON body) and run a call whose end never came.  It
+        # stays in the block, which is unclosed.  Where the end tag is content (inside a
+        # JSON string), so is the cut one, as if the stream had ended normally.
+        if plugin.accepts_end():
+            block.pieces.add(buf[stop:])
+            return len(buf)
+        ended = self._data(block, buf, stop, len(buf), out)
+        return len(buf) if ended < 0 else ended
 
     def _data(
         self, block: OpenPluginBlock, buf: str, start: int, end: int, out: list[ParseEvent]

@@ -223,7 +223,8 @@ class ThinkingReader(Reader):
             piece = buf[start:end]
             base = self.cur.offset
             if base + end > block.mark:
-                self._keep(block, piece, base + start, out)
+                sent = self._keep(block, piece, base + start, out)
+                piece, start = piece[sent:], start + sent
             else:
                 block.pieces.append(piece)
             if self.cur.emit_deltas:
@@ -271,7 +272,8 @@ class ThinkingReader(Reader):
         cur.offset = end = start + len(chunk)
         cur.before = chunk
         if end > block.mark:
-            self._keep(block, chunk, start, out)
+            sent = self._keep(block, chunk, start, out)
+            chunk, start = chunk[sent:], start + sent
         else:
             pieces: list[str] = block.pieces  # a direct list append when compiled
             pieces.append(chunk)
@@ -279,7 +281,7 @@ class ThinkingReader(Reader):
             out.append(_new_thinking_delta(chunk, (start, end)))
         return True
 
-    def _keep(self, block: ThinkingBlock, piece: str, at: int, out: list[ParseEvent]) -> None:
+    def _keep(self, block: ThinkingBlock, piece: str, at: int, out: list[ParseEvent]) -> int:
         """``piece`` (content at absolute offset ``at``) reaches past ``mark``.
 
         Within ``max_thinking_size`` it is kept and the pieces are folded; past it, the
@@ -287,19 +289,30 @@ class ThinkingReader(Reader):
 
         The content is contiguous in the stream, so the character that crosses the limit
         is at the same offset however the stream was chunked: the error and the retained
-        head do not depend on chunking.
+        head do not depend on chunking.  Nor does the error's place among the deltas: a
+        piece that crosses the limit has the delta of its head delivered here, before the
+        error.
+
+        Returns:
+            How many of the piece's first characters were delivered as a delta (the
+            caller delivers the rest).
         """
         if block.truncated:
-            return  # past the limit: the content only streams
+            return 0  # past the limit: the content only streams
         room = block.cutoff - at
         if len(piece) <= room:
             end = at + len(piece)
             block.pieces.append(piece)
             block.pieces.fold()
             block.mark = min(block.cutoff, end + FOLD_SIZE)
-            return
+            return 0
+        sent = 0
         if room > 0:
-            block.pieces.append(piece[:room])
+            head = piece[:room]
+            block.pieces.append(head)
+            if self.cur.emit_deltas:
+                out.append(_new_thinking_delta(head, (at, block.cutoff)))
+                sent = room
         block.truncated = True
         self.cur.error(
             out,
@@ -308,6 +321,7 @@ class ThinkingReader(Reader):
             "characters); the rest streams without being kept",
             (block.start, block.cutoff),
         )
+        return sent
 
     def at_end(self, out: list[ParseEvent]) -> None:
         """An unclosed block: an error, then the block with ``closed=False``."""
