@@ -60,12 +60,6 @@ __all__ = [
 
 UNENFORCED_KEYWORDS: Final[Mapping[str, str]] = MappingProxyType(
     {
-        "unevaluatedProperties": (
-            "not checked: a property the rest of the schema leaves unevaluated is accepted"
-        ),
-        "unevaluatedItems": (
-            "not checked: an item the rest of the schema leaves unevaluated is accepted"
-        ),
         "$dynamicRef": "not followed: the subschema it names is not applied",
         "$recursiveRef": "not followed (draft 2019-09): the subschema it names is not applied",
     }
@@ -123,7 +117,7 @@ class Unenforced:
     """A keyword of one schema that is not enforced.
 
     Attributes:
-        keyword: the keyword (``pattern``, ``unevaluatedProperties``...).
+        keyword: the keyword (``pattern``, ``$dynamicRef``...).
         path: where it is, as a JSON pointer (``#/properties/code/pattern``).
         reason: why, and what is accepted instead.
     """
@@ -155,6 +149,7 @@ _MESSAGES: Final = {
     "unique_items": "List items should be unique (items {first} and {second} are equal)",
     "too_few_matching": "List should have at least {min} item(s) matching {where}, not {found}",
     "too_many_matching": "List should have at most {max} item(s) matching {where}, not {found}",
+    "unevaluated_item": "Extra items are not permitted",
     "dict_keys": "Object keys should be strings",
     "missing_dependent": "Field required when {name} is given",
     "too_few_keys": "Object should have at least {min} key(s), not {count}",
@@ -318,6 +313,8 @@ class Node:
         self.property_names: Node | None = None
         self.min_properties: int | None = None
         self.max_properties: int | None = None
+        self.unevaluated_properties: Node | None = None
+        self.unevaluated_items: Node | None = None
         self.ref: Node | None = None
         self.all_of: tuple[Node, ...] = ()
         self.any_of: tuple[Node, ...] = ()
@@ -373,6 +370,11 @@ class Node:
         elif isinstance(value, dict):
             self._check_object(value, loc, out)
         self._check_applicators(value, loc, out)
+        # After the applicators: what they evaluate is not "unevaluated".
+        if self.unevaluated_properties is not None and isinstance(value, dict):
+            self._check_unevaluated_properties(value, loc, out)
+        if self.unevaluated_items is not None and isinstance(value, list):
+            self._check_unevaluated_items(value, loc, out)
 
     def _check_string(self, value: str, loc: _Loc, out: list[_Error]) -> None:
         # len() counts code points, as JSON Schema does.
@@ -504,6 +506,100 @@ class Node:
             branch = self.then if self.if_.valid(value) else self.else_
             if branch is not None:
                 branch.check(value, loc, out)
+
+    # -- unevaluatedProperties / unevaluatedItems ----------------------------------------
+
+    def _check_unevaluated_properties(
+        self, value: dict[Any, Any], loc: _Loc, out: list[_Error]
+    ) -> None:
+        node = self.unevaluated_properties
+        if node is None or not all(isinstance(key, str) for key in value):
+            return
+        evaluated = self.evaluated_keys(value, own=False)
+        for key, item in value.items():
+            if key in evaluated:
+                continue
+            if node.boolean is False:
+                out.append(_error("extra_forbidden", (*loc, key), item))
+            else:
+                node.check(item, (*loc, key), out)
+
+    def _check_unevaluated_items(self, value: list[Any], loc: _Loc, out: list[_Error]) -> None:
+        node = self.unevaluated_items
+        if node is None:
+            return
+        evaluated = self.evaluated_items(value, own=False)
+        for index, item in enumerate(value):
+            if index in evaluated:
+                continue
+            if node.boolean is False:
+                out.append(_error("unevaluated_item", (*loc, index), item))
+            else:
+                node.check(item, (*loc, index), out)
+
+    def _passing(self, value: Any) -> list[Node]:
+        """The subschemas applied in place whose results count for ``value``.
+
+        JSON Schema keeps what a subschema evaluated only when it holds: the anyOf and
+        oneOf branches that match, ``if`` and the branch it picks when they match, the
+        dependent schemas that apply.  ``$ref`` and ``allOf`` always count (when one of
+        them fails, so does this schema).
+        """
+        found = [sub for sub in (self.ref, *self.all_of) if sub is not None]
+        found.extend(sub for sub in (*self.any_of, *self.one_of) if sub.valid(value))
+        if self.if_ is not None:
+            if self.if_.valid(value):
+                found.append(self.if_)
+                branch = self.then
+            else:
+                branch = self.else_
+            if branch is not None and branch.valid(value):
+                found.append(branch)
+        if isinstance(value, dict):
+            found.extend(
+                sub
+                for name, sub in self.dependent_schemas.items()
+                if name in value and sub.valid(value)
+            )
+        return found
+
+    def evaluated_keys(self, value: dict[str, Any], *, own: bool = True) -> set[str]:
+        """The keys of ``value`` this schema evaluates (for ``unevaluatedProperties``).
+
+        Args:
+            value: an object.
+            own: count this schema's own ``unevaluatedProperties`` (which evaluates every
+                key left); False while that keyword itself is being checked.
+        """
+        if self.boolean is not None:
+            return set()
+        if self.additional is not None or (own and self.unevaluated_properties is not None):
+            return set(value)  # they take whatever the rest leaves
+        found = {key for key in value if key in self.properties}
+        for regex, _ in self.pattern_properties:
+            found.update(key for key in value if regex is None or regex.search(key))
+        for sub in self._passing(value):
+            found |= sub.evaluated_keys(value)
+        return found
+
+    def evaluated_items(self, value: list[Any], *, own: bool = True) -> set[int]:
+        """The indexes of ``value`` this schema evaluates (for ``unevaluatedItems``).
+
+        Args:
+            value: an array.
+            own: count this schema's own ``unevaluatedItems``; False while that keyword
+                itself is being checked.
+        """
+        if self.boolean is not None:
+            return set()
+        if self.items is not None or (own and self.unevaluated_items is not None):
+            return set(range(len(value)))
+        found = set(range(min(len(self.prefix), len(value))))
+        if self.contains is not None:
+            found.update(i for i, item in enumerate(value) if self.contains.valid(item))
+        for sub in self._passing(value):
+            found |= sub.evaluated_items(value)
+        return found
 
 
 def _type_error(types: tuple[str, ...], loc: _Loc, value: Any) -> _Error:
@@ -702,11 +798,13 @@ class _Compiler:
         for name in ("$defs", "definitions"):
             if name in schema:  # compiled now, so that an error in them shows now
                 self._map(schema, name, path)
+        if "unevaluatedProperties" in schema:
+            node.unevaluated_properties = self._sub(schema, "unevaluatedProperties", path)
+        if "unevaluatedItems" in schema:
+            node.unevaluated_items = self._sub(schema, "unevaluatedItems", path)
         for name, reason in UNENFORCED_KEYWORDS.items():
             if name in schema:
-                if name.startswith("unevaluated"):
-                    self._sub(schema, name, path)  # still checked as a schema
-                elif not isinstance(schema[name], str):
+                if not isinstance(schema[name], str):
                     raise self.invalid(pointer(path, name), f"{name!r} must be a string")
                 self._not_enforced(name, path, reason)
 
@@ -1067,10 +1165,13 @@ def _child(group: Node | _Group, key: str | None, index: int) -> Node | _Group |
             parts.append(direct)
         patterned = [sub for regex, sub in node.pattern_properties if regex and regex.search(key)]
         parts.extend(patterned)
-        if direct is None and not patterned and node.additional is not None:
-            parts.append(node.additional)
+        if direct is None and not patterned:
+            rest = node.additional or node.unevaluated_properties
+            if rest is not None:
+                parts.append(rest)
     else:
         item = node.prefix[index] if index < len(node.prefix) else node.items
+        item = item or node.unevaluated_items
         if item is not None:
             parts.append(item)
     for sub in (node.ref, *node.all_of):

@@ -284,6 +284,35 @@ CORPUS: dict[str, dict[str, Any]] = {
         "required": ["items"],
         "additionalProperties": False,
     },
+    # A closed composition: the properties of the parts, and nothing else.
+    "create_ticket": {
+        "type": "object",
+        "allOf": [{"$ref": "#/$defs/Base"}],
+        "properties": {"urgent": {"type": "boolean"}},
+        "anyOf": [
+            {"properties": {"bug": {"type": "integer"}}, "required": ["bug"]},
+            {"properties": {"feature": {"type": "string"}}, "required": ["feature"]},
+        ],
+        "unevaluatedProperties": False,
+        "$defs": {
+            "Base": {
+                "properties": {"title": {"type": "string", "maxLength": 20}},
+                "required": ["title"],
+            }
+        },
+    },
+    "log_row": {
+        "type": "object",
+        "properties": {
+            "row": {
+                "type": "array",
+                "prefixItems": [{"type": "string"}],
+                "contains": {"type": "integer"},
+                "unevaluatedItems": {"type": "boolean"},
+            }
+        },
+        "required": ["row"],
+    },
     # A schema a zod-to-json-schema MCP server publishes (draft-07 forms).
     "legacy_tool": {
         "$schema": "http://json-schema.org/draft-07/schema#",

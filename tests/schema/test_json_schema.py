@@ -566,20 +566,105 @@ def test_draft_07_forms() -> None:
 # --- unenforced keywords -----------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("prop", "good", "bad"),
+    [
+        (
+            {"allOf": [{"properties": {"a": {}}}], "unevaluatedProperties": False},
+            [{"a": 1}, {}],
+            [{"b": 1}],
+        ),
+        (
+            {
+                "properties": {"a": {}},
+                "anyOf": [
+                    {"properties": {"b": {}}, "required": ["b"]},
+                    {"properties": {"c": {}}, "required": ["c"]},
+                ],
+                "unevaluatedProperties": False,
+            },
+            [{"a": 1, "b": 2}, {"c": 1}, {"b": 1, "c": 2}],
+            [{"b": 1, "d": 3}, {"a": 1}],
+        ),
+        (
+            {"properties": {"a": {"type": "string"}}, "unevaluatedProperties": {"type": "integer"}},
+            [{"a": "x", "b": 1}],
+            [{"b": "x"}],
+        ),
+        (
+            {
+                "if": {"properties": {"kind": {"const": "x"}}, "required": ["kind"]},
+                "then": {"properties": {"x": {}}},
+                "else": {"properties": {"y": {}}},
+                "unevaluatedProperties": False,
+            },
+            [{"kind": "x", "x": 1}, {"y": 1}],
+            [{"kind": "x", "y": 1}, {"x": 1}],
+        ),
+        (
+            {
+                "properties": {"a": {}},
+                "dependentSchemas": {"a": {"properties": {"b": {}}}},
+                "unevaluatedProperties": False,
+            },
+            [{"a": 1, "b": 2}],
+            [{"b": 2}],
+        ),
+        (
+            {"properties": {"n": {"properties": {"a": {}}, "unevaluatedProperties": False}}},
+            [{"n": {"a": 1}}],
+            [{"n": {"b": 1}}],
+        ),
+        ({"prefixItems": [{"type": "string"}], "unevaluatedItems": False}, [["a"], []], [["a", 1]]),
+        (
+            {"prefixItems": [{}], "allOf": [{"prefixItems": [{}, {}]}], "unevaluatedItems": False},
+            [[1, 2]],
+            [[1, 2, 3]],
+        ),
+        (
+            {"contains": {"type": "string"}, "unevaluatedItems": {"type": "integer"}},
+            [["a", 1, "b"]],
+            [["a", None]],
+        ),
+        (
+            {
+                "anyOf": [{"prefixItems": [{"type": "string"}]}, {"prefixItems": [{}, {}]}],
+                "unevaluatedItems": False,
+            },
+            [["a"], [1], [1, 2]],
+            [[1, 2, 3]],
+        ),
+        ({"items": {}, "unevaluatedItems": False}, [[1, 2]], []),
+    ],
+)
+def test_unevaluated_properties_and_items(prop: Any, good: list[Any], bad: list[Any]) -> None:
+    for value in good:
+        assert accepts(prop, value), value
+    for value in bad:
+        assert not accepts(prop, value), value
+
+
+def test_unevaluated_errors() -> None:
+    closed = {"allOf": [{"properties": {"a": {}}}], "unevaluatedProperties": False}
+    error = errors(closed, {"a": 1, "b": 2})[0]
+    assert (error["loc"], error["type"]) == (("v", "b"), "extra_forbidden")
+    error = errors({"prefixItems": [{}], "unevaluatedItems": False}, [1, 2])[0]
+    assert (error["loc"], error["msg"]) == (("v", 1), "Extra items are not permitted")
+
+
 def test_unenforced_keywords_are_listed_and_accept_more() -> None:
     schema = {
         "type": "object",
-        "properties": {"a": {"type": "integer"}},
-        "unevaluatedProperties": False,
-        "$defs": {"list": {"type": "array", "unevaluatedItems": {"type": "string"}}},
+        "properties": {"a": {"$dynamicRef": "#meta"}},
+        "$defs": {"old": {"$recursiveRef": "#"}},
     }
     args = compiled(schema)
     assert [(u.keyword, u.path) for u in args.unenforced] == [
-        ("unevaluatedItems", "#/$defs/list/unevaluatedItems"),
-        ("unevaluatedProperties", "#/unevaluatedProperties"),
+        ("$dynamicRef", "#/properties/a/$dynamicRef"),
+        ("$recursiveRef", "#/$defs/old/$recursiveRef"),
     ]
-    assert args.unenforced[1].reason == UNENFORCED_KEYWORDS["unevaluatedProperties"]
-    args.model.model_validate({"a": 1, "b": 2})  # unevaluatedProperties would refuse b
+    assert args.unenforced[0].reason == UNENFORCED_KEYWORDS["$dynamicRef"]
+    args.model.model_validate({"a": "anything"})
 
 
 def test_a_pattern_that_cannot_run_is_listed_not_a_crash() -> None:
@@ -601,11 +686,6 @@ def test_a_pattern_that_cannot_run_is_listed_not_a_crash() -> None:
     ]
     assert "back-references are not supported" in args.unenforced[0].reason
     args.model.model_validate({"word": "ab", "tags": {"x": "any"}})
-
-
-def test_dynamic_refs_are_listed() -> None:
-    schema = {"type": "object", "properties": {"a": {"$dynamicRef": "#meta"}}}
-    assert [u.keyword for u in compiled(schema).unenforced] == ["$dynamicRef"]
 
 
 def test_the_unenforced_list_is_the_one_in_the_docs() -> None:
@@ -663,6 +743,8 @@ def test_the_unenforced_list_is_the_one_in_the_docs() -> None:
         ({"properties": {"a": {"uniqueItems": "yes"}}}, "'uniqueItems' must be a boolean"),
         ({"properties": {"a": {"nullable": 1}}}, "'nullable' must be a boolean"),
         ({"properties": {"a": {"$ref": 1}}}, "'$ref' must be a string"),
+        ({"properties": {"a": {"$dynamicRef": 1}}}, "'$dynamicRef' must be a string"),
+        ({"unevaluatedProperties": 1}, "at #/unevaluatedProperties: a schema must be"),
         ({"dependentRequired": {"a": "b"}}, "at #/dependentRequired/a: must be a list of strings"),
         ({"$defs": {"unused": {"type": "text"}}}, "at #/$defs/unused/type"),
         (

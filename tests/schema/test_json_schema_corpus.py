@@ -149,6 +149,12 @@ def values(schema: Any, root: dict[str, Any], depth: int = 0) -> st.SearchStrate
     if "enum" in schema:
         return st.sampled_from(schema["enum"])
     branches = schema.get("anyOf") or schema.get("oneOf")
+    if branches and ("properties" in schema or "type" in schema):
+        # Branches that add to an object: the object with one branch folded in.
+        rest = {key: value for key, value in schema.items() if key not in ("anyOf", "oneOf")}
+        return st.sampled_from(branches).flatmap(
+            lambda branch: values({**rest, "allOf": [branch]}, root, depth + 1)
+        )
     if branches:
         return st.one_of([values(branch, root, depth + 1) for branch in branches])
     kinds = schema.get("type")
@@ -195,8 +201,11 @@ def _typed(kind: str, schema: dict[str, Any], root: dict[str, Any], depth: int) 
         if isinstance(schema.get("items"), list):
             prefix = [values(item, root, depth + 1) for item in schema["items"]]
             rest = values(schema.get("additionalItems", {}), root, depth + 1)
+        elif "items" in schema:
+            rest = values(schema["items"], root, depth + 1)
         else:
-            rest = values(schema.get("items", {}), root, depth + 1)
+            kinds = [schema[key] for key in ("contains", "unevaluatedItems") if key in schema]
+            rest = st.one_of([values(kind, root, depth + 1) for kind in kinds] or [ANY_JSON])
         longest = 0 if schema.get("items") is False else 3
         return st.tuples(*prefix).flatmap(
             lambda head: st.lists(rest, max_size=longest).map(lambda tail: [*head, *tail])
