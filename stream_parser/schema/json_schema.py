@@ -421,8 +421,13 @@ _SIMPLE_SHAPES: Final[dict[str, Any]] = {
 
 
 def _annotated(annotation: Any, metadata: Any) -> Any:
-    """``Annotated[annotation, metadata]``, built at run time."""
-    return Annotated.__class_getitem__((annotation, metadata))  # type: ignore[attr-defined]
+    """``Annotated[annotation, metadata]``, built at run time.
+
+    Subscripted through ``Any``: a type checker takes the subscript for a type expression,
+    and ``Annotated.__class_getitem__`` is gone from Python 3.13 (a special form there).
+    """
+    annotated: Any = Annotated
+    return annotated[annotation, metadata]
 
 
 def _field_extra(prop: str, field: str, info: _Property) -> dict[str, Any]:

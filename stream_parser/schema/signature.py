@@ -272,7 +272,10 @@ def pin_image_roots(annotation: Any, marker: ImageRoots) -> Any:
         base, metadata = args[0], annotation.__metadata__
         if base is ImgPath and any(isinstance(meta, ImageRoots) for meta in metadata):
             return annotation
-        return Annotated.__class_getitem__((pin_image_roots(base, marker), *metadata))
+        # Subscripted through Any: Annotated.__class_getitem__ is gone from Python 3.13.
+        annotated: Any = Annotated
+        pinned = (pin_image_roots(base, marker), *metadata)
+        return annotated[pinned]
     if not args and origin is None:
         info = classify(annotation)
         if info.tp is not annotation and info.kind is not Kind.JSON:
