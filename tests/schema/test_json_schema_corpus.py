@@ -356,7 +356,9 @@ def test_the_model_accepts_the_values_drawn_from_its_schema(name: str) -> None:
     validator = compiled(name)[1]
     accepted = []
 
-    @FAST
+    # The same draws on every run: how many are valid is a count over a sample, which a
+    # random sample of 30 sometimes puts under the bound.
+    @settings(FAST, derandomize=True)
     @given(values(schema, schema))
     def check(instance: Any) -> None:
         agree(name, instance)
