@@ -390,3 +390,87 @@ def test_react_prompts_name_parameters_as_the_dialect_writes_them(dialect: str, 
     item = Tool.from_json_schema("greet", schema, handler=lambda args: args)
     prompt = ReActAgent(ScriptedModel(["x"]), [item], dialect=dialect).system_prompt()
     assert f"{label}, optional): Greeting." in prompt
+
+
+def test_prompts_show_the_descriptions_of_items_and_branches() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "tags": {
+                "type": "array",
+                "description": "Tags.",
+                "items": {"type": "string", "description": "A tag."},
+            },
+            "mode": {
+                "description": "The mode.",
+                "anyOf": [
+                    {"type": "string", "description": "A mode name."},
+                    {"type": "integer", "description": "A mode number."},
+                ],
+            },
+        },
+    }
+    item = Tool.from_json_schema("tag", schema, handler=lambda args: args)
+    usage = item.xml_usage()
+    assert "- tags (list[str], optional): Tags. Each item: A tag." in usage
+    assert "- mode (str | int, optional): The mode. One of: A mode name. | A mode number." in usage
+    react = ReActAgent(ScriptedModel(["x"]), [item]).system_prompt()
+    assert "Each item: A tag." in react and "A mode number." in react
+    assert item.to_openai()["function"]["parameters"] == schema  # the schema itself unchanged
+
+
+# --- text values, converted by the schema ---------------------------------------------------
+
+TYPED: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "count": {"type": "integer"},
+        "ratio": {"type": "number"},
+        "flag": {"type": "boolean"},
+        "code": {"type": "string"},
+        "either": {"type": ["integer", "string"]},
+        "maybe": {"type": ["integer", "null"]},
+        "point": {"type": "object", "properties": {"x": {"type": "integer"}}},
+        "names": {"type": "array", "items": {"type": "string"}},
+    },
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("dialect", ["xml", "qwen3_coder"])
+def test_text_values_are_converted_by_the_schema(dialect: str) -> None:
+    values = {
+        "count": "3",
+        "ratio": "2.5",
+        "flag": "true",
+        "code": "007",
+        "either": "42",
+        "maybe": "null",
+        "point": '{"x": 1}',
+        "names": '["a", "b"]',
+    }
+    if dialect == "xml":
+        body = "".join(f"<{k}>{v}</{k}>" for k, v in values.items())
+        reply = f"<typed>{body}</typed>"
+    else:
+        body = "".join(f"<parameter={k}>\n{v}\n</parameter>\n" for k, v in values.items())
+        reply = f"<tool_call>\n<function=typed>\n{body}</function>\n</tool_call>"
+    found = calls(reply, [{"name": "typed", "inputSchema": TYPED}], dialect)
+    assert found[0].tool_instance.model_dump(by_alias=True, exclude_unset=True) == {
+        "count": 3,
+        "ratio": 2.5,
+        "flag": True,
+        "code": "007",  # a string field keeps its string
+        "either": "42",  # a string is a valid value: kept as given
+        "maybe": None,
+        "point": {"x": 1},
+        "names": ["a", "b"],
+    }
+
+
+def test_text_that_is_no_value_of_the_schema_is_an_error_event() -> None:
+    reply = "<typed><count>three</count></typed>"
+    events = list(parse_stream([reply], [{"name": "typed", "inputSchema": TYPED}]))
+    assert not [e for e in events if isinstance(e, ToolCallEvent)]
+    errors = [e for e in events if getattr(e, "error_type", None) == "invalid_params"]
+    assert errors and "count" in errors[0].message
