@@ -207,7 +207,7 @@ class ReActAgent(AgentLoop):
             self.dialect.usage_instructions(
                 self.example_tool, language=self.language, templates=self.templates
             ),
-            *(_describe(item, say, xml=self.dialect.name == "xml") for item in tools),
+            *(_describe(item, say, tags=self.dialect.parameter_tags) for item in tools),
         ]
         return "\n\n".join(blocks)
 
@@ -225,18 +225,19 @@ class ReActAgent(AgentLoop):
 # --- describing tools in a dialect ----------------------------------------------------------
 
 
-def _describe(item: Tool[Any, Any], say: tuple[str, prompts.Templates], *, xml: bool) -> str:
+def _describe(item: Tool[Any, Any], say: tuple[str, prompts.Templates], *, tags: bool) -> str:
     """A tool's block for a prompt: heading, description, parameters, returns.
 
     Unlike ``Tool.xml_usage`` it has no example call: an example naming a real tool
-    would run it if the model echoed its prompt.  In the XML dialect each parameter is
-    named by the tag the parser reads (a JSON Schema's ``say "hi"`` is ``say_hi``); the
-    other dialects write the schema's own names, in JSON or in their markup.
+    would run it if the model echoed its prompt.  Where the dialect names parameters by
+    tags (:attr:`~stream_parser.dialects.Dialect.parameter_tags`), each is named by the
+    tag the parser reads (a JSON Schema's ``say "hi"`` is ``say_hi``); elsewhere by the
+    schema's own name.
     """
     parts = [prompts.tool_heading(item.name, *say)]
     if item.description:
         parts.append(item.description)
-    names = item.xml_tags() if xml else None
+    names = item.xml_tags() if tags else None
     parts += ["", prompts.parameters_block(describe_parameters(item.args_model, names=names), *say)]
     if item.returns_description:
         parts += ["", prompts.returns_line(item.returns_description, *say)]

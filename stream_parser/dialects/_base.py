@@ -88,6 +88,11 @@ class Dialect:
             the text unless asked not to; an agent speaking it asks its model for the
             raw output (``OpenAIChatModel``'s ``raw_output`` option).  False for
             markers written as plain text (xml, hermes, qwen3_coder).
+        parameter_tags: the dialect names each parameter in markup the parser reads by
+            the parameter's tag (``<city>``, ``<parameter=city>``), so a prompt names a
+            parameter whose schema name cannot be a tag (``say "hi"``) by its field name
+            (``say_hi``), the name that dialect reads; False where the schema's own
+            names are written (JSON arguments).
     """
 
     name: ClassVar[str] = ""
@@ -96,6 +101,7 @@ class Dialect:
     framing: ClassVar[Framing] = NO_FRAMING
     thinking: ClassVar[ThinkingFormat | None] = None
     special_tokens: ClassVar[bool] = False
+    parameter_tags: ClassVar[bool] = False
 
     def make_plugin(self, names: tuple[str, ...]) -> ParsePlugin | Sequence[ParsePlugin] | None:
         """New plugins that read this dialect and the others of ``names``.
@@ -172,6 +178,7 @@ class XmlDialect(Dialect):
     """
 
     name = "xml"
+    parameter_tags = True
     title = "XML tags named after the tool and its parameters (Cline, auto-coder)"
     plugin_key = None
     # The usual tags, declared so that they stay when combined with a family of its own.

@@ -380,7 +380,8 @@ def test_xml_usage_shows_tags_the_parser_reads_and_every_description() -> None:
 
 
 @pytest.mark.parametrize(
-    ("dialect", "label"), [("xml", "- say_hi (str"), ("hermes", '- say "hi" (str')]
+    ("dialect", "label"),
+    [("xml", "- say_hi (str"), ("qwen3_coder", "- say_hi (str"), ("hermes", '- say "hi" (str')],
 )
 def test_react_prompts_name_parameters_as_the_dialect_writes_them(dialect: str, label: str) -> None:
     schema = {
