@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from ..core.config import ParserConfig
+from ..core.dialect_registry import check_tool_names
 from ..dialects import DIALECTS, Dialect, ModelDialect, get_dialect
 from ..dialects.detect import model_name_of, resolve_model_dialect, with_reasoning
 from ..errors import ConfigError
@@ -162,6 +163,8 @@ class ReActAgent(AgentLoop):
             show_time=show_time,
             clock=clock,
         )
+        # Refused now, not when the first reply is read: a name its dialect cannot carry.
+        check_tool_names(self._dialects, self.tools)
 
     _default_config = ParserConfig(report_unknown_tools=True)
 

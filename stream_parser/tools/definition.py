@@ -45,7 +45,7 @@ from ..prompts import text as prompt_text
 from ..prompts.text import XML_PREFACE
 from ..schema.classify import Kind, classify
 from ..schema.multimodal import ImageRoots
-from ..schema.names import check_tool_name, tool_name_from_class
+from ..schema.names import check_tool_name, native_name, tool_name_from_class
 from ..schema.signature import camel_case, parse_docstring, read_signature
 from ..schema.typedesc import describe_parameters, example_value, field_docs, type_name
 from .result import ToolResult, _is_control_flow
@@ -679,14 +679,46 @@ class Tool(Generic[P, R]):
         """
         return copy.deepcopy(self._schema)
 
-    def to_openai(self) -> dict[str, Any]:
+    def native_name(self, *, exact: bool = False) -> str:
+        """The name native function calling knows the tool by.
+
+        Args:
+            exact: refuse a name native function calling does not take, instead of
+                sending the tool under its safe name.
+
+        Returns:
+            The tool's name, or for a name outside ``^[a-zA-Z0-9_-]{1,64}$`` its safe
+            name (:func:`~stream_parser.schema.names.native_name`:
+            ``github/create_issue`` -> ``github__create_issue``); the parser reads a
+            call of the safe name as a call of the tool.
+
+        Raises:
+            ConfigError: ``exact`` and the name is not one native calling takes.
+        """
+        safe = native_name(self.name)
+        if exact and safe != self.name:
+            raise ConfigError(
+                f"tool {self.name!r} cannot be sent to native function calling under its "
+                f"own name (it takes 1-64 letters, digits, '_' or '-'); without exact=True "
+                f"it is sent as {safe!r}"
+            )
+        return safe
+
+    def to_openai(self, *, exact: bool = False) -> dict[str, Any]:
         """Return the OpenAI ``tools`` entry.
+
+        Args:
+            exact: refuse a name OpenAI does not take instead of sending the safe name
+                (see :meth:`native_name`).
 
         Returns:
             ``{"type": "function", "function": {"name", "description", "parameters"}}``.
+
+        Raises:
+            ConfigError: ``exact`` and the name is not one OpenAI takes.
         """
         function: dict[str, Any] = {
-            "name": self.name,
+            "name": self.native_name(exact=exact),
             "description": self.description,
             "parameters": self.json_schema(),
         }
@@ -694,14 +726,21 @@ class Tool(Generic[P, R]):
             function["strict"] = self.strict
         return {"type": "function", "function": function}
 
-    def to_anthropic(self) -> dict[str, Any]:
+    def to_anthropic(self, *, exact: bool = False) -> dict[str, Any]:
         """Return the Anthropic ``tools`` entry.
+
+        Args:
+            exact: refuse a name Anthropic does not take instead of sending the safe
+                name (see :meth:`native_name`).
 
         Returns:
             ``{"name", "description", "input_schema"}``.
+
+        Raises:
+            ConfigError: ``exact`` and the name is not one Anthropic takes.
         """
         return {
-            "name": self.name,
+            "name": self.native_name(exact=exact),
             "description": self.description,
             "input_schema": self.json_schema(),
         }

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from ..core.toolset import register_tool_converter
 from ..errors import ConfigError
 from ..prompts.text import Templates, say
-from ..schema.names import check_tool_name
+from ..schema.names import check_tool_name, native_names
 from .definition import Arguments, Tool
 from .result import ToolResult
 from .sources import is_description_object, tool_from_description
@@ -173,17 +173,28 @@ class ToolRegistry(cabc.Mapping[str, type[BaseModel]]):
         except KeyError:
             raise KeyError(f"no tool named {name!r}") from None
 
-    def to_openai(self) -> list[dict[str, Any]]:
+    def to_openai(self, *, exact: bool = False) -> list[dict[str, Any]]:
         """Return the OpenAI ``tools`` list (one :meth:`Tool.to_openai` entry per tool).
 
         A tool read from a JSON Schema is sent with that schema, unchanged (``strict``
-        included).
-        """
-        return [item.to_openai() for item in self._tools.values()]
+        included).  A name OpenAI does not take is sent as its safe name
+        (:meth:`Tool.native_name`), unless ``exact`` refuses it.
 
-    def to_anthropic(self) -> list[dict[str, Any]]:
-        """Return the Anthropic ``tools`` list (one :meth:`Tool.to_anthropic` entry per tool)."""
-        return [item.to_anthropic() for item in self._tools.values()]
+        Raises:
+            ConfigError: two tools would be sent under one name, or ``exact`` and a name
+                OpenAI does not take.
+        """
+        native_names(self._tools)
+        return [item.to_openai(exact=exact) for item in self._tools.values()]
+
+    def to_anthropic(self, *, exact: bool = False) -> list[dict[str, Any]]:
+        """Return the Anthropic ``tools`` list (one :meth:`Tool.to_anthropic` entry per tool).
+
+        Raises:
+            ConfigError: as :meth:`to_openai`.
+        """
+        native_names(self._tools)
+        return [item.to_anthropic(exact=exact) for item in self._tools.values()]
 
     def to_mcp(self) -> list[dict[str, Any]]:
         """Return the tools as an MCP ``tools/list`` result's ``tools`` (:meth:`Tool.to_mcp`)."""
