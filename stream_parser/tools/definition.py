@@ -749,17 +749,17 @@ class Tool(Generic[P, R]):
         """Return the tool as an MCP ``tools/list`` entry.
 
         Returns:
-            ``{"name", "description", "inputSchema"}``, and the ``title``,
-            ``outputSchema`` and ``annotations`` of a tool read from an MCP description.
+            ``{"name", "description", "inputSchema"}``, and whatever else a tool read
+            from an MCP description held (``title``, ``outputSchema``, ``annotations``,
+            ``execution``...), unchanged.
         """
         entry: dict[str, Any] = {"name": self.name}
         if "title" in self._mcp_extra:
             entry["title"] = copy.deepcopy(self._mcp_extra["title"])
         entry["description"] = self.description
         entry["inputSchema"] = self.json_schema()
-        for key in ("outputSchema", "annotations", "_meta"):
-            if key in self._mcp_extra:
-                entry[key] = copy.deepcopy(self._mcp_extra[key])
+        for key, value in self._mcp_extra.items():
+            entry.setdefault(key, copy.deepcopy(value))
         return entry
 
     def xml_example(self) -> str:

@@ -118,10 +118,12 @@ def tool_from_description(item: object) -> Tool[..., Any]:
         return _make(entry, "input_schema", "an Anthropic tool")
     if "inputSchema" in entry:
         made = _make(entry, "inputSchema", "an MCP tool")
+        # Everything else the entry says (title, outputSchema, annotations, icons,
+        # execution, _meta...) goes back out with to_mcp(), unread.
         made._mcp_extra = {
-            key: entry[key]
-            for key in ("title", "outputSchema", "annotations", "_meta")
-            if entry.get(key) is not None
+            key: value
+            for key, value in entry.items()
+            if key not in ("name", "description", "inputSchema") and value is not None
         }
         return made
     if "parameters" in entry and "name" in entry:

@@ -20,6 +20,7 @@ from stream_parser.core.events import ToolCallEvent
 from stream_parser.errors import ConfigError
 from stream_parser.testing import NativeCall, ScriptedModel
 from stream_parser.tools import Tool, ToolRegistry, as_registry
+from tests.schema.json_schema_corpus import mcp_tool_lists
 
 WEATHER: dict[str, Any] = {
     "type": "object",
@@ -475,3 +476,20 @@ def test_text_that_is_no_value_of_the_schema_is_an_error_event() -> None:
     assert not [e for e in events if isinstance(e, ToolCallEvent)]
     errors = [e for e in events if getattr(e, "error_type", None) == "invalid_params"]
     assert errors and "count" in errors[0].message
+
+
+# --- real MCP servers' tool lists -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("server", sorted(mcp_tool_lists()))
+def test_a_real_mcp_servers_tool_list_is_read_and_goes_back_unchanged(server: str) -> None:
+    listing = mcp_tool_lists()[server]
+    registry = ToolRegistry(listing["tools"])
+    assert registry.to_mcp() == listing["tools"]
+    for item in registry.tools:
+        assert item.xml_usage().startswith(f"## {item.name}")
+    first = registry.tools[0]
+    reply = f'<tool_call>\n{{"name": "{first.name}", "arguments": {{}}}}\n</tool_call>'
+    events = list(parse_stream([reply], registry, config=ParserConfig(dialect="hermes")))
+    # A call the schema refuses (a required argument missing) is an error event, never a crash.
+    assert any(isinstance(e, ToolCallEvent) or getattr(e, "error_type", None) for e in events)
