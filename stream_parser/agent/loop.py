@@ -1333,7 +1333,10 @@ def tool_registry(
     registry = as_registry(tools)
     for item in registry.tools:
         if item.fn is None:
-            raise ConfigError(f"tool {item.name!r} is schema-only: an agent cannot run it")
+            raise ConfigError(
+                f"tool {item.name!r} is schema-only: an agent cannot run it; give it a "
+                f"handler: ToolRegistry(tools, handlers={{{item.name!r}: function}})"
+            )
     return registry
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from ..core.config import ParserConfig
+from ..core.dialect_registry import check_tool_names
 from ..dialects import DIALECTS, Dialect, ModelDialect, get_dialect
 from ..dialects.detect import model_name_of, resolve_model_dialect, with_reasoning
 from ..errors import ConfigError
@@ -162,6 +163,8 @@ class ReActAgent(AgentLoop):
             show_time=show_time,
             clock=clock,
         )
+        # Refused now, not when the first reply is read: a name its dialect cannot carry.
+        check_tool_names(self._dialects, self.tools)
 
     _default_config = ParserConfig(report_unknown_tools=True)
 
@@ -207,7 +210,7 @@ class ReActAgent(AgentLoop):
             self.dialect.usage_instructions(
                 self.example_tool, language=self.language, templates=self.templates
             ),
-            *(_describe(item, say) for item in tools),
+            *(_describe(item, say, tags=self.dialect.parameter_tags) for item in tools),
         ]
         return "\n\n".join(blocks)
 
@@ -225,16 +228,20 @@ class ReActAgent(AgentLoop):
 # --- describing tools in a dialect ----------------------------------------------------------
 
 
-def _describe(item: Tool[Any, Any], say: tuple[str, prompts.Templates]) -> str:
+def _describe(item: Tool[Any, Any], say: tuple[str, prompts.Templates], *, tags: bool) -> str:
     """A tool's block for a prompt: heading, description, parameters, returns.
 
     Unlike ``Tool.xml_usage`` it has no example call: an example naming a real tool
-    would run it if the model echoed its prompt.
+    would run it if the model echoed its prompt.  Where the dialect names parameters by
+    tags (:attr:`~stream_parser.dialects.Dialect.parameter_tags`), each is named by the
+    tag the parser reads (a JSON Schema's ``say "hi"`` is ``say_hi``); elsewhere by the
+    schema's own name.
     """
     parts = [prompts.tool_heading(item.name, *say)]
     if item.description:
         parts.append(item.description)
-    parts += ["", prompts.parameters_block(describe_parameters(item.args_model), *say)]
+    names = item.xml_tags() if tags else None
+    parts += ["", prompts.parameters_block(describe_parameters(item.args_model, names=names), *say)]
     if item.returns_description:
         parts += ["", prompts.returns_line(item.returns_description, *say)]
     return "\n".join(parts)

@@ -130,7 +130,8 @@ def _add_parse(commands: Any) -> None:
     parse.add_argument(
         "--tools",
         metavar="SPEC",
-        help="the tools: path/to/tools.py, module or module:ATTR; a module is imported "
+        help="the tools: path/to/tools.json (OpenAI, Anthropic or MCP tool descriptions), "
+        "path/to/tools.py, module or module:ATTR; a module is imported "
         "with the current directory first on the path (default: no tools)",
     )
     parse.add_argument(

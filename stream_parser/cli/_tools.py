@@ -1,7 +1,10 @@
 """``--tools SPEC``: load a tool registry from a file or a module, or say in one line why not.
 
-Theory of operation.  A spec names a Python file (``path/to/tools.py``), a module
-(``myproject.tools``) or an attribute of either (``...:ATTR``).  The file or module is run,
+Theory of operation.  A spec names a JSON file of tool descriptions
+(``path/to/tools.json``: a list of OpenAI, Anthropic or MCP tools, or an object holding
+them under ``tools``, as an MCP ``tools/list`` result does), a Python file
+(``path/to/tools.py``), a module (``myproject.tools``) or an attribute of either
+(``...:ATTR``).  The file or module is run,
 and its tools are collected: from ``ATTR`` (default ``TOOLS``) when given or present,
 otherwise every :class:`~stream_parser.tools.Tool` and Pydantic model class the module
 defines.  Whatever goes wrong on the way (a missing file, a syntax error, an exception
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import sys
 import traceback
 from pathlib import Path
@@ -98,8 +102,42 @@ def _import(target: str) -> ModuleType:
         raise ConfigError(one_line(failure)) from exc
 
 
+def _load_json(target: str) -> ToolRegistry:
+    """The tools of a JSON file: a list of tool descriptions, or an object with ``tools``."""
+    path = Path(target)
+    if not path.is_file():
+        raise ConfigError(f"no such tools file: {target}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"tools file {target} is not valid JSON: {exc.msg} "
+            f"at line {exc.lineno}, column {exc.colno}"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(one_line(f"cannot read tools file {target}: {exc}")) from None
+    tools = data.get("tools") if isinstance(data, dict) else data
+    if not isinstance(tools, list):
+        raise ConfigError(
+            f"tools file {target} must hold a list of tool descriptions, or an object "
+            "with that list under 'tools'"
+        )
+    try:
+        registry = as_registry(tools)
+    except ConfigError as exc:
+        raise ConfigError(one_line(f"{target}: {exc}")) from exc
+    if not len(registry):
+        raise ConfigError(f"{target} holds no tools")
+    return registry
+
+
 def load_tools(spec: str) -> ToolRegistry:
-    """Load the tools of ``path/to/file.py``, ``module`` or ``module:ATTR``.
+    """Load the tools of ``path/to/file.json``, ``path/to/file.py``, ``module`` or ``module:ATTR``.
+
+    A JSON file holds a list of tool descriptions (OpenAI, Anthropic or MCP tools), or an
+    object with that list under ``tools`` (an MCP ``tools/list`` result); its tools are
+    schema-only, which is all parsing needs.  Invalid JSON is an error naming the line
+    and column.
 
     ``ATTR`` (default ``TOOLS``) may hold tools in any form that
     :func:`~stream_parser.tools.as_registry` accepts: a ``ToolRegistry``, a list of
@@ -117,6 +155,8 @@ def load_tools(spec: str) -> ToolRegistry:
             syntax error, an exception raised while running it), is not tools, or holds
             no tool.  The message is one line.
     """
+    if spec.endswith(".json"):
+        return _load_json(spec)
     target, _, attr = spec.partition(":")
     module = _run_file(target) if target.endswith(".py") else _import(target)
     if attr or hasattr(module, "TOOLS"):

@@ -36,11 +36,14 @@ both dialects.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+import functools
+import re
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, TypeAlias
 
 from ..errors import ConfigError
+from ..schema.names import XML_TOOL_NAME_PATTERN, XML_TOOL_NAME_RULE
 from . import dialect_names as _names
 from .dialect_names import check_dialect_names, dialect_names, load_dialects
 from .reasoning import _THINKING, ThinkingFormat, dialect_thinking
@@ -54,7 +57,10 @@ __all__ = [
     "Framing",
     "PluginFactory",
     "ThinkingFormat",
+    "XML_TOOL_NAMES",
+    "ToolNameRule",
     "check_dialect_names",
+    "check_tool_names",
     "dialect_framing",
     "dialect_names",
     "dialect_plugins",
@@ -105,6 +111,58 @@ QWEN3_FRAMING: Framing = Framing(
 """The Qwen3 chat templates: ``<think>\n…\n</think>\n\n`` and ``\n<tool_call>``."""
 
 
+@dataclass(frozen=True, slots=True)
+class ToolNameRule:
+    """The tool names a dialect's format can carry, when it cannot carry every valid one.
+
+    Attributes:
+        pattern: a regular expression a name must match whole.
+        words: the rule in words, for the message that refuses a tool.
+    """
+
+    pattern: str
+    words: str
+
+
+XML_TOOL_NAMES: ToolNameRule = ToolNameRule(
+    XML_TOOL_NAME_PATTERN, "an XML tag name: " + XML_TOOL_NAME_RULE
+)
+"""The names the xml dialect carries: its calls are XML tags named after the tool."""
+
+# dialect -> its rule, for the dialects that cannot carry every valid name.
+_NAME_RULES: dict[str, ToolNameRule] = {"xml": XML_TOOL_NAMES}
+
+
+def check_tool_names(dialects: Sequence[str], names: Iterable[str]) -> None:
+    """Refuse a tool whose name a dialect's format cannot carry.
+
+    What speaks a dialect to a model (a ``ReActAgent``) calls this when it is made.  A
+    parser does not refuse such a tool: it reads no call of it in that format, as it
+    reads its native calls (a ``FunctionCallAgent``'s parser is configured with the xml
+    dialect, whose tags cannot hold ``/``).
+
+    Raises:
+        ConfigError: naming the tool, the dialect and its rule.
+    """
+    rules = [(d, _NAME_RULES[d]) for d in dialects if d in _NAME_RULES]
+    if rules:
+        _check_names(tuple(rules), tuple(names))
+
+
+@functools.lru_cache(maxsize=64)
+def _check_names(rules: tuple[tuple[str, ToolNameRule], ...], names: tuple[str, ...]) -> None:
+    # Cached: a parser is made per stream, and its tools rarely change.
+    for dialect, rule in rules:
+        matcher = re.compile(rule.pattern + r"\Z")
+        for name in names:
+            if not matcher.match(name):
+                raise ConfigError(
+                    f"tool {name!r} cannot be called in the {dialect} dialect: its format "
+                    f"needs {rule.words}; read it with a dialect that carries such names "
+                    "(hermes, qwen3_coder...) or rename the tool"
+                )
+
+
 def _no_plugin(names: tuple[str, ...]) -> ParsePlugin | None:
     return None
 
@@ -131,6 +189,7 @@ def register_dialect(
     framing: Framing = NO_FRAMING,
     *,
     thinking: ThinkingFormat | None = None,
+    tool_names: ToolNameRule | None = None,
 ) -> None:
     """Make a dialect name known to ``ParserConfig(dialect=...)``.
 
@@ -143,8 +202,15 @@ def register_dialect(
         framing: the strings its chat template writes around blocks (:class:`Framing`).
         thinking: its reasoning format (:class:`ThinkingFormat`); None keeps the
             defaults (``DEFAULT_THINKING_TAGS``).
+        tool_names: the names its format can carry (:class:`ToolNameRule`), when not
+            every valid tool name; an agent speaking it refuses any other tool
+            (:func:`check_tool_names`), and its parser reads no call of one.
     """
     _DIALECTS[name] = (plugin_key, factory)
+    if tool_names is None:
+        _NAME_RULES.pop(name, None)
+    else:
+        _NAME_RULES[name] = tool_names
     _FRAMING[name] = framing
     if thinking is None:
         _THINKING.pop(name, None)

@@ -75,6 +75,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import ConfigError
+from ..schema.names import native_name
 from ..schema.validation import validate_arguments
 from .chunks import ToolCallDelta
 from .config import ParserConfig
@@ -163,6 +164,9 @@ class NativeCallAccumulator:
         self._max_size = max_size
         self._calls: dict[int, _Call] = {}
         self._last_index: int | None = None
+        # Safe name -> the tool's own name, for tools sent under a safe name; made when
+        # first needed.
+        self._own_names: dict[str, str] | None = None
 
     @property
     def open_calls(self) -> int:
@@ -255,6 +259,24 @@ class NativeCallAccumulator:
 
     # --- internals --------------------------------------------------------------------------
 
+    def _own_name(self, name: str) -> str:
+        """The tool a call names: a tool's own name, also when called by its safe name.
+
+        Native function calling takes fewer names than a tool may have, so a tool such
+        as ``github/create_issue`` is sent as ``github__create_issue``
+        (:func:`~stream_parser.schema.names.native_name`); its calls come back under
+        that name and are read as calls of the tool.
+        """
+        own = self._own_names
+        if own is None:
+            own = {}
+            for tool in self._registry:
+                safe = native_name(tool)
+                if safe != tool and safe not in self._registry:
+                    own.setdefault(safe, tool)
+            self._own_names = own
+        return own.get(name, name)
+
     def _start_named(self, events: list[ParseEvent], offset: int, *, skip: int) -> None:
         """Start every waiting call whose name is known, except the one at ``skip``."""
         waiting = [
@@ -273,7 +295,10 @@ class NativeCallAccumulator:
         span = (offset, offset)
         events.append(
             ToolCallStartEvent(
-                tool_name=call.name, call_index=call.index, call_id=call.call_id, span=span
+                tool_name=self._own_name(call.name),
+                call_index=call.index,
+                call_id=call.call_id,
+                span=span,
             )
         )
         if call.arguments:
@@ -294,7 +319,7 @@ class NativeCallAccumulator:
                 message=f"{call.describe()}: its {what} is longer than max_tool_size "
                 f"({self._max_size} characters); it is not executed",
                 context=shorten_context(raw) if raw else None,
-                tool_name=call.name or None,
+                tool_name=self._own_name(call.name) or None,
                 call_index=call.index,
                 call_id=call.call_id,
                 span=(offset, offset),
@@ -303,7 +328,7 @@ class NativeCallAccumulator:
 
     def _delta(self, call: _Call, piece: str, offset: int) -> ToolArgumentsDeltaEvent:
         return ToolArgumentsDeltaEvent(
-            tool_name=call.name,
+            tool_name=self._own_name(call.name),
             delta=piece,
             call_index=call.index,
             call_id=call.call_id,
@@ -320,7 +345,7 @@ class NativeCallAccumulator:
                 error_type=error_type.value,
                 message=message,
                 context=raw,
-                tool_name=call.name or None,
+                tool_name=self._own_name(call.name) or None,
                 call_index=call.index,
                 call_id=call.call_id,
                 span=span,
@@ -339,7 +364,7 @@ class NativeCallAccumulator:
             )
         if not call.name:
             return error(ErrorType.UNKNOWN_TOOL, f"{call.describe()} has no function name")
-        model = self._registry.get(call.name)
+        model = self._registry.get(self._own_name(call.name))
         if model is None:
             known = ", ".join(sorted(self._registry)) or "none"
             return error(
@@ -362,7 +387,7 @@ class NativeCallAccumulator:
                 ErrorType.MALFORMED_TOOL,
                 f"{call.describe()}: arguments must be a JSON object, got {type(data).__name__}",
             )
-        result = validate_arguments(call.name, model, data)
+        result = validate_arguments(self._own_name(call.name), model, data)
         if result.instance is None:
             return error(
                 ErrorType.INVALID_PARAMS,
@@ -371,7 +396,7 @@ class NativeCallAccumulator:
             )
         instance = result.instance
         return ToolCallEvent(
-            tool_name=call.name,
+            tool_name=self._own_name(call.name),
             tool_instance=instance,
             raw=raw,
             call_index=call.index,

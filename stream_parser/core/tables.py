@@ -26,6 +26,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 from typing import Any, Final, Generic, TypeVar, cast
 
+from ..schema.names import is_xml_tool_name
 from .config import ParserConfig
 from .plugins import ParsePlugin
 from .readers import ToolSpec, ToolTable
@@ -193,8 +194,12 @@ def _compile_tools(
     pairs = config.thinking_pairs
     specs = [TagSpec(start, TagKind.THINKING, end_tag=end) for start, end in pairs]
     if "xml" in config.dialects:
+        # A name that cannot be an XML tag (github/create_issue) has no XML calls: an
+        # agent speaking the xml dialect refuses such a tool (check_tool_names).
         specs += [
-            TagSpec(f"<{name}>", TagKind.TOOL, tool_name=name, next_chars="<") for name in models
+            TagSpec(f"<{name}>", TagKind.TOOL, tool_name=name, next_chars="<")
+            for name in models
+            if is_xml_tool_name(name)
         ]
     return ToolTables(
         models_are_input=models_are_input,

@@ -56,10 +56,23 @@ from .cdata import unwrap_cdata as _unwrap_cdata
 from .config import ParserConfig
 from .xml_write import write_call
 
-__all__ = ["ToolBuildResult", "XMLArgumentConverter"]
+__all__ = ["ToolBuildResult", "XMLArgumentConverter", "parameter_tag"]
 
 # Parameter names: tags, with a rule of their own (wider than the tool-name rule).
 _NAME_RE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+
+
+def parameter_tag(field: str, alias: str | None) -> str:
+    """The tag a parameter is written with: its alias when that can be a tag, else its name.
+
+    The same choice the converter makes when it writes a call, so that a prompt shows
+    the tag the parser reads (``say "hi"`` cannot be a tag: its field name is shown).
+
+    Example:
+        >>> parameter_tag("from_", "from"), parameter_tag("say_hi", 'say "hi"')
+        ('from', 'say_hi')
+    """
+    return alias if alias is not None and _NAME_RE.fullmatch(alias) else field
 
 
 @dataclass(frozen=True, slots=True)

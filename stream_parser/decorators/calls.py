@@ -190,7 +190,10 @@ def tool_registry(toolkit: object, decorator: str) -> ToolRegistry:
     registry = as_registry(toolkit)
     for item in registry.tools:
         if item.fn is None:
-            raise ConfigError(f"@{decorator}: tool {item.name!r} is schema-only: it cannot run")
+            raise ConfigError(
+                f"@{decorator}: tool {item.name!r} is schema-only: it cannot run; give it a "
+                f"handler: ToolRegistry(tools, handlers={{{item.name!r}: function}})"
+            )
     return registry
 
 

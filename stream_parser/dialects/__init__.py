@@ -98,6 +98,7 @@ def add_dialect(dialect: Dialect) -> None:
         dialect.make_plugin,
         dialect.framing,
         thinking=dialect.thinking,
+        tool_names=dialect.tool_names,
     )
 
 

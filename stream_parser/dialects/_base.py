@@ -31,7 +31,13 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from ..core.config import DEFAULT_THINKING_TAGS
-from ..core.dialect_registry import NO_FRAMING, Framing, ThinkingFormat
+from ..core.dialect_registry import (
+    NO_FRAMING,
+    XML_TOOL_NAMES,
+    Framing,
+    ThinkingFormat,
+    ToolNameRule,
+)
 from ..core.events import (
     ErrorType,
     ParseErrorEvent,
@@ -88,6 +94,15 @@ class Dialect:
             the text unless asked not to; an agent speaking it asks its model for the
             raw output (``OpenAIChatModel``'s ``raw_output`` option).  False for
             markers written as plain text (xml, hermes, qwen3_coder).
+        parameter_tags: the dialect names each parameter in markup the parser reads by
+            the parameter's tag (``<city>``, ``<parameter=city>``), so a prompt names a
+            parameter whose schema name cannot be a tag (``say "hi"``) by its field name
+            (``say_hi``), the name that dialect reads; False where the schema's own
+            names are written (JSON arguments).
+        tool_names: the tool names its format can carry
+            (:class:`~stream_parser.core.dialect_registry.ToolNameRule`), when not every
+            valid one; an agent speaking it refuses any other tool.  None: every valid
+            name.
     """
 
     name: ClassVar[str] = ""
@@ -96,6 +111,8 @@ class Dialect:
     framing: ClassVar[Framing] = NO_FRAMING
     thinking: ClassVar[ThinkingFormat | None] = None
     special_tokens: ClassVar[bool] = False
+    parameter_tags: ClassVar[bool] = False
+    tool_names: ClassVar[ToolNameRule | None] = None
 
     def make_plugin(self, names: tuple[str, ...]) -> ParsePlugin | Sequence[ParsePlugin] | None:
         """New plugins that read this dialect and the others of ``names``.
@@ -172,6 +189,8 @@ class XmlDialect(Dialect):
     """
 
     name = "xml"
+    parameter_tags = True
+    tool_names = XML_TOOL_NAMES
     title = "XML tags named after the tool and its parameters (Cline, auto-coder)"
     plugin_key = None
     # The usual tags, declared so that they stay when combined with a family of its own.

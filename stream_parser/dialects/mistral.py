@@ -69,7 +69,7 @@ from typing import Any, Final
 
 from pydantic_core import to_jsonable_python
 
-from ..core.dialect_registry import ThinkingFormat
+from ..core.dialect_registry import ThinkingFormat, ToolNameRule
 from ..core.events import (
     ErrorType,
     FramingEvent,
@@ -580,6 +580,7 @@ class MistralDialect(Dialect):
     title = "[TOOL_CALLS]NAME[ARGS]{json} or [TOOL_CALLS] [{json}, ...] (Mistral)"
     plugin_key = "mistral"
     thinking = MISTRAL_THINKING
+    tool_names = ToolNameRule(_NAME_CHARS.pattern, "letters, digits, '_', '-', '.' or ':'")
     special_tokens = True  # its markers are special tokens: servers drop them unless asked
 
     def make_plugin(self, names: tuple[str, ...]) -> Sequence[ParsePlugin]:

@@ -698,6 +698,7 @@ class Qwen3CoderDialect(ToolCallTagDialect):
     """
 
     name = "qwen3_coder"
+    parameter_tags = True
     title = "<function=NAME> and <parameter=NAME> tags in <tool_call> tags (Qwen3-Coder)"
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:

@@ -440,12 +440,41 @@ def _field_extra(prop: str, field: str, info: _Property) -> dict[str, Any]:
         if isinstance(description, str):
             extra["description"] = description
             break
+    notes = [note for child in info.nodes for note in _inner_descriptions(child)]
+    if notes:
+        own = extra.get("description", "")
+        extra["description"] = " ".join([own, *notes]) if own else " ".join(notes)
     for child in info.nodes:
         examples = _annotation(child, "examples")
         if isinstance(examples, list) and examples:
             extra["examples"] = examples
             break
     return extra
+
+
+def _inner_descriptions(node: Node) -> list[str]:
+    """What a property's inner schemas describe that no named type will show.
+
+    A nested object becomes a type whose own description and fields a prompt explains;
+    the description of an array's plain items, or of a branch of ``anyOf`` / ``oneOf``
+    that is no object, would otherwise be lost, so it is added to the field's own.
+    """
+    notes: list[str] = []
+    items = node.items
+    if items is not None and not _collect(items):
+        described = _annotation(items, "description")
+        if isinstance(described, str) and described:
+            notes.append(f"Each item: {described}")
+    branches = [
+        text
+        for branch in (*node.any_of, *node.one_of)
+        if not _collect(branch)
+        and isinstance(text := _annotation(branch, "description"), str)
+        and text
+    ]
+    if branches:
+        notes.append("One of: " + " | ".join(branches))
+    return notes
 
 
 def _field(prop: str, field: str, info: _Property) -> Any:

@@ -37,6 +37,7 @@ import json
 import types
 import typing
 import uuid
+from collections.abc import Mapping
 from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -508,11 +509,13 @@ def describe_type(annotation: Any) -> str:
     return "\n\n".join([type_name(annotation), *blocks])
 
 
-def describe_parameters(model: Any) -> str:
+def describe_parameters(model: Any, *, names: Mapping[str, str] | None = None) -> str:
     """Describe the fields of a model (or dataclass, TypedDict) as a parameter list.
 
     Args:
         model: the class whose fields are the parameters, e.g. a tool's ``args_model``.
+        names: the label of a parameter by its key (alias or field name), where the
+            prompt must show another one (an XML prompt shows a tag the parser reads).
 
     Returns:
         One ``- name (type, required): description`` line per field (``(none)`` if there
@@ -520,6 +523,8 @@ def describe_parameters(model: Any) -> str:
         fields use.
     """
     fields = field_docs(model)
+    if names:
+        fields = [dataclasses.replace(f, name=names.get(f.name, f.name)) for f in fields]
     lines = [_field_line(field, "") for field in fields] or ["(none)"]
     found: dict[Any, None] = {}
     _referenced(model, found, include_self=False)

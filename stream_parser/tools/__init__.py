@@ -7,8 +7,10 @@ model of its arguments (which the core's parser validates calls against), JSON S
 for native function calling and usage text for prompts.  A :class:`ToolRegistry`
 (``registry.py``) is a mapping of name to argument model, so it can be handed straight
 to the parser; :func:`as_registry` makes one of any accepted form (a list of tools,
-functions or model classes, a mapping of name to any of these), and importing this
-package registers it with the core so that the parser accepts those forms too.
+functions, model classes or tool descriptions from OpenAI, Anthropic and MCP tool lists
+-- ``sources.py`` reads those, their JSON Schema becoming the argument model -- or a
+mapping of name to a tool, function or model class), and importing this package
+registers it with the core so that the parser accepts those forms too.
 Executing a tool turns whatever happens, exceptions included, into a
 :class:`ToolResult` (``result.py``) for the model.
 """

@@ -33,21 +33,25 @@ import inspect
 import json
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, Generic, ParamSpec, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeAlias, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import GenerateJsonSchema
 
+from ..core.xml_tools import parameter_tag
 from ..core.xml_write import write_call
 from ..errors import ConfigError, ToolError
 from ..prompts import text as prompt_text
 from ..prompts.text import XML_PREFACE
 from ..schema.classify import Kind, classify
 from ..schema.multimodal import ImageRoots
-from ..schema.names import check_tool_name, tool_name_from_class
+from ..schema.names import check_tool_name, native_name, tool_name_from_class
 from ..schema.signature import camel_case, parse_docstring, read_signature
 from ..schema.typedesc import describe_parameters, example_value, field_docs, type_name
 from .result import ToolResult, _is_control_flow
+
+if TYPE_CHECKING:
+    from ..schema.json_schema import ArgumentSchema
 
 __all__ = ["XML_PREFACE", "Arguments", "Tool", "check_tool_annotation", "tool"]
 
@@ -189,8 +193,11 @@ class Tool(Generic[P, R]):
         returns_description: the docstring's ``Returns`` text, or ``""``.
         return_annotation: the function's return annotation (``inspect.Signature.empty``
             when it has none, and for a tool made from a model).
-        fn: the wrapped function, or None for a schema-only tool.
+        fn: the wrapped function (or the handler of a tool made from a model or a JSON
+            Schema), or None for a schema-only tool.
         is_async: whether calling ``fn`` gives an awaitable.
+        strict: OpenAI's ``strict`` flag of a tool read from a tool list, sent back
+            unchanged by :meth:`to_openai`; None when it was not given.
         requires_approval: an agent asks its ``approve=`` callable before running a
             call of this tool (see ``docs/agent.md``).
         read_only: the tool changes nothing, so an agent with ``eager_tools=True`` may
@@ -199,7 +206,6 @@ class Tool(Generic[P, R]):
 
     name: str
     description: str
-    args_model: type[BaseModel]
     param_descriptions: dict[str, str]
     returns_description: str
     return_annotation: Any
@@ -207,6 +213,12 @@ class Tool(Generic[P, R]):
     is_async: bool
     requires_approval: bool = False
     read_only: bool = False
+    strict: bool | None = None
+    # Set for a tool made from a JSON Schema: the compiled schema (its model is built on
+    # first need) and what an MCP description holds besides it, for to_mcp().
+    _argument_schema: ArgumentSchema | None = None
+    _args_model: type[BaseModel] | None = None
+    _mcp_extra: Mapping[str, Any] = {}
 
     def __init__(
         self,
@@ -302,6 +314,112 @@ class Tool(Generic[P, R]):
         self.return_annotation = inspect.Signature.empty
         return self
 
+    @classmethod
+    def from_json_schema(
+        cls,
+        name: str,
+        schema: Mapping[str, Any],
+        *,
+        description: str | None = None,
+        handler: Callable[[dict[str, Any]], Any] | None = None,
+        strict: bool | None = None,
+    ) -> Tool[..., Any]:
+        """Make a tool whose arguments are described by a JSON Schema.
+
+        The schema is checked and compiled at once; the argument model is built the
+        first time it is needed (:mod:`stream_parser.schema.json_schema`).  The schema
+        is kept as given: :meth:`to_openai`, :meth:`to_anthropic` and :meth:`to_mcp`
+        send it back unchanged.
+
+        Args:
+            name: the tool name.
+            schema: the JSON Schema of the arguments (an object schema).
+            description: what the tool does; default the schema's own ``description``.
+            handler: an optional function (sync or async) that runs a call.  It gets one
+                argument: a dict of the arguments by the schema's names, holding only the
+                keys the model wrote (converted and checked; the schema's defaults are
+                not added, so a handler that forwards the call, to an MCP server say,
+                sends what the model wrote).  Without it the tool is schema-only.
+            strict: OpenAI's ``strict`` flag, sent back by :meth:`to_openai`.
+
+        Returns:
+            The tool.
+
+        Raises:
+            ConfigError: an invalid name, an invalid schema (the message names the tool
+                and the place in the schema), or a handler that is not callable.
+        """
+        # Imported here: a program whose tools are all Python never loads the compiler.
+        from ..schema.json_schema import compile_json_schema
+
+        tool_name = check_tool_name(name)
+        compiled = compile_json_schema(schema, tool=tool_name)
+        if description is None:
+            found = compiled.schema.get("description")
+            description = found if isinstance(found, str) else ""
+        if not isinstance(description, str):
+            raise ConfigError(f"tool {tool_name!r}: the description must be a string")
+        if handler is not None and not callable(handler):
+            raise ConfigError(f"tool {tool_name!r}: the handler must be callable, not {handler!r}")
+        if strict is not None and not isinstance(strict, bool):
+            raise ConfigError(f"tool {tool_name!r}: 'strict' must be true or false")
+        self: Tool[..., Any] = cls.__new__(cls)
+        self.fn = handler
+        self.name = tool_name
+        self.description = description
+        self._args_model = None
+        self._argument_schema = compiled
+        self.param_descriptions = _property_descriptions(compiled.schema)
+        self.returns_description = ""
+        self.return_annotation = inspect.Signature.empty
+        self.is_async = _is_async(handler)
+        self._params = ()
+        self._handler = True
+        self._schema = dict(compiled.schema)
+        self.strict = strict
+        return self
+
+    @property
+    def args_model(self) -> type[BaseModel]:
+        """The Pydantic model of the arguments (its fields are the parameters).
+
+        For a tool made from a JSON Schema it is built the first time it is asked for.
+        """
+        model = self._args_model
+        if model is None:
+            assert self._argument_schema is not None
+            model = self._argument_schema.model
+            self._args_model = model
+        return model
+
+    @property
+    def argument_schema(self) -> ArgumentSchema | None:
+        """The compiled JSON Schema of a tool made from one, else None."""
+        return self._argument_schema
+
+    def with_handler(self, handler: Callable[..., Any]) -> Tool[..., Any]:
+        """Return a copy of this schema-only tool that runs its calls with ``handler``.
+
+        Args:
+            handler: a sync or async function.  For a tool made from a JSON Schema it
+                gets the arguments as a dict (see :meth:`from_json_schema`); for one made
+                from a model, the validated model instance.
+
+        Returns:
+            A new ``Tool``.
+
+        Raises:
+            ConfigError: the tool already has a function, or ``handler`` is not callable.
+        """
+        if self.fn is not None:
+            raise ConfigError(f"tool {self.name!r} already has a function; it takes no handler")
+        if not callable(handler):
+            raise ConfigError(f"tool {self.name!r}: the handler must be callable, not {handler!r}")
+        clone: Tool[..., Any] = copy.copy(self)
+        clone.fn = handler
+        clone.is_async = _is_async(handler)
+        return clone
+
     def _setup(
         self,
         *,
@@ -317,13 +435,10 @@ class Tool(Generic[P, R]):
         self.fn = fn
         self.name = name
         self.description = description
-        self.args_model = model
+        self._args_model = model
         self.param_descriptions = param_descriptions
         self.returns_description = returns
-        self.is_async = fn is not None and (
-            inspect.iscoroutinefunction(fn)
-            or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
-        )
+        self.is_async = _is_async(fn)
         self._params = params
         self._handler = handler
         try:
@@ -409,6 +524,9 @@ class Tool(Generic[P, R]):
         return self.fn
 
     def _bind(self, instance: BaseModel) -> tuple[list[Any], dict[str, Any]]:
+        if self._argument_schema is not None:
+            # The schema's names, and only the keys the model wrote.
+            return [instance.model_dump(by_alias=True, exclude_unset=True)], {}
         if self._handler:
             return [instance], {}
         args: list[Any] = []
@@ -561,20 +679,88 @@ class Tool(Generic[P, R]):
         """
         return copy.deepcopy(self._schema)
 
-    def to_openai(self) -> dict[str, Any]:
+    def native_name(self, *, exact: bool = False) -> str:
+        """The name native function calling knows the tool by.
+
+        Args:
+            exact: refuse a name native function calling does not take, instead of
+                sending the tool under its safe name.
+
+        Returns:
+            The tool's name, or for a name outside ``^[a-zA-Z0-9_-]{1,64}$`` its safe
+            name (:func:`~stream_parser.schema.names.native_name`:
+            ``github/create_issue`` -> ``github__create_issue``); the parser reads a
+            call of the safe name as a call of the tool.
+
+        Raises:
+            ConfigError: ``exact`` and the name is not one native calling takes.
+        """
+        safe = native_name(self.name)
+        if exact and safe != self.name:
+            raise ConfigError(
+                f"tool {self.name!r} cannot be sent to native function calling under its "
+                f"own name (it takes 1-64 letters, digits, '_' or '-'); without exact=True "
+                f"it is sent as {safe!r}"
+            )
+        return safe
+
+    def to_openai(self, *, exact: bool = False) -> dict[str, Any]:
         """Return the OpenAI ``tools`` entry.
+
+        Args:
+            exact: refuse a name OpenAI does not take instead of sending the safe name
+                (see :meth:`native_name`).
 
         Returns:
             ``{"type": "function", "function": {"name", "description", "parameters"}}``.
+
+        Raises:
+            ConfigError: ``exact`` and the name is not one OpenAI takes.
+        """
+        function: dict[str, Any] = {
+            "name": self.native_name(exact=exact),
+            "description": self.description,
+            "parameters": self.json_schema(),
+        }
+        if self.strict is not None:
+            function["strict"] = self.strict
+        return {"type": "function", "function": function}
+
+    def to_anthropic(self, *, exact: bool = False) -> dict[str, Any]:
+        """Return the Anthropic ``tools`` entry.
+
+        Args:
+            exact: refuse a name Anthropic does not take instead of sending the safe
+                name (see :meth:`native_name`).
+
+        Returns:
+            ``{"name", "description", "input_schema"}``.
+
+        Raises:
+            ConfigError: ``exact`` and the name is not one Anthropic takes.
         """
         return {
-            "type": "function",
-            "function": {
-                "name": self.name,
-                "description": self.description,
-                "parameters": self.json_schema(),
-            },
+            "name": self.native_name(exact=exact),
+            "description": self.description,
+            "input_schema": self.json_schema(),
         }
+
+    def to_mcp(self) -> dict[str, Any]:
+        """Return the tool as an MCP ``tools/list`` entry.
+
+        Returns:
+            ``{"name", "description", "inputSchema"}``, and whatever else a tool read
+            from an MCP description held (``title``, ``outputSchema``, ``annotations``,
+            ``execution``...), unchanged.
+        """
+        entry: dict[str, Any] = {"name": self.name}
+        if "title" in self._mcp_extra:
+            entry["title"] = copy.deepcopy(self._mcp_extra["title"])
+        entry["description"] = self.description
+        entry["inputSchema"] = self.json_schema()
+        for key, value in self._mcp_extra.items():
+            entry.setdefault(key, copy.deepcopy(value))
+        return entry
 
     def xml_example(self) -> str:
         """Return an example call in the parser's XML format, with generated values.
@@ -589,7 +775,12 @@ class Tool(Generic[P, R]):
         example = example_value(self.args_model)
         args: dict[str, str] = {}
         if isinstance(example, dict):
-            args = {key: _xml_text(value) for key, value in example.items() if value is not None}
+            tags = self.xml_tags()
+            args = {
+                tags.get(str(key), str(key)): _xml_text(value)
+                for key, value in example.items()
+                if value is not None
+            }
         if not args:
             return f"<{self.name}>\n</{self.name}>"
         return write_call(self.name, args)
@@ -623,13 +814,28 @@ class Tool(Generic[P, R]):
         if self.description:
             parts.append(self.description)
         parts.append("")
-        parts.append(prompt_text.parameters_block(describe_parameters(self.args_model), *say))
+        parts.append(
+            prompt_text.parameters_block(
+                describe_parameters(self.args_model, names=self.xml_tags()), *say
+            )
+        )
         if self.returns_description:
             parts.append("")
             parts.append(prompt_text.returns_line(self.returns_description, *say))
         parts.append("")
         parts.append(prompt_text.example_call_block(self.xml_example(), *say))
         return "\n".join(parts)
+
+    def xml_tags(self) -> dict[str, str]:
+        """Each parameter's key (its alias, else its name) -> the tag an XML call uses.
+
+        The alias when it can be an XML tag, else the field name: the tag the parser
+        reads and the prompts show (a JSON Schema's ``say "hi"`` is ``<say_hi>``).
+        """
+        return {
+            info.alias or field: parameter_tag(field, info.alias)
+            for field, info in self.args_model.model_fields.items()
+        }
 
     def __repr__(self) -> str:
         params = ", ".join(self.args_model.model_fields)
@@ -667,6 +873,26 @@ async def _settle(value: Awaitable[Any]) -> _Outcome:
         if _is_control_flow(exc):
             raise
         return _Outcome(error=exc)
+
+
+def _is_async(fn: object) -> bool:
+    """Whether calling ``fn`` gives an awaitable (an async function or callable object)."""
+    return fn is not None and (
+        inspect.iscoroutinefunction(fn)
+        or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004
+    )
+
+
+def _property_descriptions(schema: Mapping[str, Any]) -> dict[str, str]:
+    """The descriptions of a schema's top-level properties, by the schema's names."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return {}
+    return {
+        name: sub["description"]
+        for name, sub in properties.items()
+        if isinstance(sub, Mapping) and isinstance(sub.get("description"), str)
+    }
 
 
 def _xml_text(value: Any) -> str:

@@ -5,10 +5,16 @@ Each covers a few keywords the way real tools use them.  The property tests in
 none uses a keyword of ``UNENFORCED_KEYWORDS``, and every ``multipleOf`` is a value
 binary floating point holds exactly (``jsonschema`` divides floats; the models compare
 decimals), so that the two must agree on every instance.
+
+Besides the schemas written here, ``mcp_servers/`` holds the ``tools/list`` results of
+real MCP servers from PyPI and npm, each file naming its server and version (run once,
+saved); each of their tools is in :data:`CORPUS` as ``server/tool``.
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 CORPUS: dict[str, dict[str, Any]] = {
@@ -326,3 +332,20 @@ CORPUS: dict[str, dict[str, Any]] = {
         "dependencies": {"ratio": ["level"]},
     },
 }
+
+
+MCP_SERVERS = Path(__file__).with_name("mcp_servers")
+"""The saved ``tools/list`` results: ``{"source": ..., "tools": [...]}`` per server."""
+
+
+def mcp_tool_lists() -> dict[str, dict[str, Any]]:
+    """Each saved server's ``tools/list`` result, by file name."""
+    return {
+        path.stem: json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(MCP_SERVERS.glob("*.json"))
+    }
+
+
+for _server, _listing in mcp_tool_lists().items():
+    for _tool in _listing["tools"]:
+        CORPUS[f"{_server}/{_tool['name']}"] = _tool["inputSchema"]

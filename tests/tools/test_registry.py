@@ -85,9 +85,9 @@ def test_class_names_become_tool_names_by_one_rule() -> None:
     assert Tool.from_model(HTTPGet).name == "http_get"
     assert ToolRegistry([HTTPGet]).tools[0].name == "http_get"
     with pytest.raises(ConfigError, match="invalid tool name"):
-        Tool.from_model(HTTPGet, name="http.get")
+        Tool.from_model(HTTPGet, name="http get")
     with pytest.raises(ConfigError, match="invalid tool name"):
-        echo.with_name("2fa")
+        echo.with_name("2fa!")
 
 
 def test_invalid_params_are_worded_once() -> None:

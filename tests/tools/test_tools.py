@@ -419,7 +419,7 @@ def test_bad_names_and_objects() -> None:
     with pytest.raises(ConfigError, match="invalid tool name"):
         tool(name="two words")(get_weather.__wrapped__)
     with pytest.raises(ConfigError, match="invalid tool name"):
-        tool(name="9lives")(get_weather.__wrapped__)
+        tool(name="x" * 129)(get_weather.__wrapped__)
     with pytest.raises(ConfigError, match="needs a function"):
         Tool(Box)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="not a Pydantic model"):

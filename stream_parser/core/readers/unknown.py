@@ -34,7 +34,7 @@ import re
 from collections.abc import Collection
 from typing import Final
 
-from ...schema.names import is_tool_name
+from ...schema.names import is_xml_tool_name as is_tool_name
 from ..events import ErrorType, ParseEvent, _fast_text
 from .base import Cursor
 

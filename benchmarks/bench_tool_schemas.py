@@ -1,0 +1,112 @@
+"""Milliseconds from an MCP tool list of 200 tools to a registry, its descriptions, a parser.
+
+Run from the repository root::
+
+    python benchmarks/bench_tool_schemas.py              # 200 tools, best of 5
+    python benchmarks/bench_tool_schemas.py --tools 1000 --clock cpu
+
+The tools are the schemas of the test corpus (``tests/schema/json_schema_corpus.py``:
+OpenAI's and Anthropic's examples, MCP servers' tools), repeated under new names as MCP
+``tools/list`` entries, so no cache helps.  Each figure is the best of ``--repeat`` runs
+with the garbage collector off, on a fresh list each run:
+
+* **registry**: ``ToolRegistry(tools)`` -- every schema checked and compiled, no model
+  class yet;
+* **+ to_openai**: the same, then ``to_openai()`` and ``to_mcp()`` (the schemas as
+  given: still no model);
+* **+ usage text**: the same, then ``xml_usage()`` (describing the parameters builds
+  each argument model);
+* **+ parser**: the registry, then the first ``StreamToolParser`` over it (which reads
+  every model: ``core/tables.py``).
+
+The machine may be shared: compare figures from one run, and prefer ``--clock cpu``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from stream_parser import StreamToolParser  # after the path is set: tests/ is imported
+from stream_parser.tools import ToolRegistry
+from tests.schema.json_schema_corpus import CORPUS
+
+
+def tool_list(count: int, run: int) -> list[dict[str, Any]]:
+    """``count`` MCP tool entries, named apart by ``run`` so that no cache is reused."""
+    schemas = list(CORPUS.items())
+    entries = []
+    for index in range(count):
+        source, schema = schemas[index % len(schemas)]
+        entries.append(
+            {
+                "name": f"{source}_{run}_{index}",
+                "description": f"{source}, copy {index}.",
+                "inputSchema": schema,
+            }
+        )
+    return entries
+
+
+def best(
+    clock: Callable[[], float], repeat: int, count: int, run: Callable[[list[Any]], object]
+) -> float:
+    """The shortest of ``repeat`` runs of ``run`` on a fresh tool list, in seconds."""
+    times = []
+    for attempt in range(repeat):
+        tools = tool_list(count, attempt)
+        gc.collect()
+        gc.disable()
+        try:
+            start = clock()
+            run(tools)
+            times.append(clock() - start)
+        finally:
+            gc.enable()
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tools", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall")
+    options = parser.parse_args()
+    clock = time.perf_counter if options.clock == "wall" else time.process_time
+
+    def registry(tools: list[Any]) -> ToolRegistry:
+        return ToolRegistry(tools)
+
+    def listed(tools: list[Any]) -> ToolRegistry:
+        made = registry(tools)
+        made.to_openai()
+        made.to_mcp()
+        return made
+
+    def described(tools: list[Any]) -> None:
+        listed(tools).xml_usage()
+
+    def parsed(tools: list[Any]) -> None:
+        StreamToolParser(registry(tools))
+
+    count = options.tools
+    print(f"{count} tools, best of {options.repeat} ({options.clock} clock)")
+    for label, run in (
+        ("registry", registry),
+        ("+ to_openai", listed),
+        ("+ usage text", described),
+        ("+ parser", parsed),
+    ):
+        seconds = best(clock, options.repeat, count, run)
+        print(f"  {label:<13} {seconds * 1000:8.1f} ms   {seconds / count * 1e6:8.1f} us/tool")
+
+
+if __name__ == "__main__":
+    main()
