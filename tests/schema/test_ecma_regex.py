@@ -286,7 +286,7 @@ def test_patterns_mean_what_ecma_262_means(pattern: str, text: str) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=20_000, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=8_000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(PATTERNS, TEXTS)
 def test_patterns_mean_what_ecma_262_means_long(pattern: str, text: str) -> None:
     _check_against_regress(pattern, text)

@@ -36,7 +36,7 @@ regress = pytest.importorskip("regress")
 jsonschema = pytest.importorskip("jsonschema")
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
-LONG = settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+LONG = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 # --- the oracle: jsonschema, with ECMA-262 patterns ------------------------------------------
