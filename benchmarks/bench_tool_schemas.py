@@ -25,7 +25,6 @@ The machine may be shared: compare figures from one run, and prefer ``--clock cp
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 import time
 from collections.abc import Callable
@@ -34,7 +33,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stream_parser import StreamToolParser  # after the path is set: tests/ is imported
+from benchmarks.bench_json_schema import best  # the repository is on the path now
+from stream_parser import StreamToolParser
 from stream_parser.tools import ToolRegistry
 from tests.schema.json_schema_corpus import CORPUS
 
@@ -55,22 +55,12 @@ def tool_list(count: int, run: int) -> list[dict[str, Any]]:
     return entries
 
 
-def best(
+def on_fresh_lists(
     clock: Callable[[], float], repeat: int, count: int, run: Callable[[list[Any]], object]
 ) -> float:
-    """The shortest of ``repeat`` runs of ``run`` on a fresh tool list, in seconds."""
-    times = []
-    for attempt in range(repeat):
-        tools = tool_list(count, attempt)
-        gc.collect()
-        gc.disable()
-        try:
-            start = clock()
-            run(tools)
-            times.append(clock() - start)
-        finally:
-            gc.enable()
-    return min(times)
+    """The shortest of ``repeat`` runs of ``run``, each on a tool list made beforehand."""
+    lists = iter([tool_list(count, attempt) for attempt in range(repeat)])
+    return best(clock, repeat, lambda: run(next(lists)))
 
 
 def main() -> None:
@@ -104,7 +94,7 @@ def main() -> None:
         ("+ usage text", described),
         ("+ parser", parsed),
     ):
-        seconds = best(clock, options.repeat, count, run)
+        seconds = on_fresh_lists(clock, options.repeat, count, run)
         print(f"  {label:<13} {seconds * 1000:8.1f} ms   {seconds / count * 1e6:8.1f} us/tool")
 
 
