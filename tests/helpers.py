@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from typing import Any
 
 from stream_parser import ChatDelta, ParseEvent, StreamToolParser
 from stream_parser.testing import assert_lossless, merge_deltas
@@ -88,3 +90,27 @@ def run_async(factory: ParserFactory, chunks: Iterable[str]) -> list[ParseEvent]
         return [event async for event in factory().aparse_stream(source())]
 
     return asyncio.run(collect())
+
+
+class EndlessModel:
+    """A model whose reply never ends: ``head``, then ``piece(0)``, ``piece(1)``...
+
+    Its stream's ``finally`` sets :attr:`closed`, which says when the stream was closed.
+    """
+
+    def __init__(self, piece: Callable[[int], str], head: str = "") -> None:
+        self.closed = threading.Event()
+        self._piece = piece
+        self._head = head
+
+    async def stream(
+        self, messages: Any, *, tools: Any = None, **options: Any
+    ) -> AsyncIterator[ChatDelta]:
+        try:
+            if self._head:
+                yield ChatDelta(content=self._head)
+            for number in itertools.count():
+                yield ChatDelta(content=self._piece(number))
+                await asyncio.sleep(0)
+        finally:
+            self.closed.set()

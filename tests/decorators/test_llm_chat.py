@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-import threading
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -30,6 +28,7 @@ from stream_parser.testing import (
     ScriptedReply,
     assert_valid_history,
 )
+from tests.helpers import EndlessModel
 
 History = list[dict[str, Any]]
 
@@ -254,25 +253,8 @@ def test_breaking_out_early_closes_the_turn() -> None:
     assert len(model.requests) == 1
 
 
-class EndlessModel:
-    """Streams a reply that never ends; its stream's ``finally`` says when it was closed."""
-
-    def __init__(self) -> None:
-        self.closed = threading.Event()
-
-    async def stream(
-        self, messages: Any, *, tools: Any = None, **options: Any
-    ) -> AsyncIterator[ChatDelta]:
-        try:
-            while True:
-                yield ChatDelta(content="word ")
-                await asyncio.sleep(0)
-        finally:
-            self.closed.set()
-
-
 def test_breaking_out_early_closes_the_model_stream_at_once() -> None:
-    model = EndlessModel()
+    model = EndlessModel(lambda number: "word ")
 
     @llm_chat(model)
     def chat(message: str, history: History) -> None:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, field_validator, model_validator
 from stream_parser import AnswerValidationError, ChatDelta, ConfigError, llm_function, tool
 from stream_parser.decorators import FieldDone
 from stream_parser.testing import NativeCall, ScriptedModel
+from tests.helpers import EndlessModel
 
 CHUNKS = (1, 3, 7, 10_000)
 
@@ -293,25 +294,8 @@ def test_breaking_out_of_the_items_stops_the_call() -> None:
     assert len(model.requests) == 1
 
 
-class EndlessModel:
-    """Streams a list that never ends; its stream's ``finally`` says when it was closed."""
-
-    def __init__(self) -> None:
-        self.closed = threading.Event()
-
-    async def stream(
-        self, messages: Any, *, tools: Any = None, **options: Any
-    ) -> AsyncIterator[ChatDelta]:
-        try:
-            yield ChatDelta(content="[")
-            number = 0
-            while True:
-                yield ChatDelta(content=json.dumps({"name": f"c{number}", "population": 1}))
-                yield ChatDelta(content=", ")
-                number += 1
-                await asyncio.sleep(0)
-        finally:
-            self.closed.set()
+def _city(number: int) -> str:
+    return json.dumps({"name": f"c{number}", "population": 1}) + ", "
 
 
 @pytest.fixture
@@ -328,7 +312,7 @@ def no_gc() -> Iterator[None]:
 @pytest.mark.parametrize("how", ["call", "stream"])
 @pytest.mark.usefixtures("no_gc")
 def test_breaking_out_of_the_items_closes_the_model_stream_at_once(how: str) -> None:
-    model = EndlessModel()
+    model = EndlessModel(_city, head="[")
 
     @llm_function(model)
     def cities() -> Iterator[City]:
@@ -342,7 +326,7 @@ def test_breaking_out_of_the_items_closes_the_model_stream_at_once(how: str) -> 
 
 @pytest.mark.usefixtures("no_gc")
 def test_breaking_out_of_async_items_closes_the_model_stream() -> None:
-    model = EndlessModel()
+    model = EndlessModel(_city, head="[")
 
     @llm_function(model)
     async def cities() -> AsyncIterator[City]:
