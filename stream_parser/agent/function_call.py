@@ -14,6 +14,7 @@ model can correct itself; a reply cut by its length limit never runs a call.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -140,6 +141,11 @@ class FunctionCallAgent(AgentLoop):
             clock=clock,
         )
         self._definitions = self.tools.to_openai()
+
+    def _configure(self, config: ParserConfig) -> ParserConfig:
+        # The tools go to the model natively: a name the text format cannot carry
+        # (github/create_issue in XML) is read from native calls, not refused.
+        return dataclasses.replace(config, native_tools=True)
 
     def _request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
         return self.model.stream(messages, tools=self._definitions or None, **self.model_options)
