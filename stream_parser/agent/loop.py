@@ -112,6 +112,7 @@ __all__ = [
     "ContextStep",
     "Deny",
     "Usage",
+    "start_history",
     "tool_registry",
     "trim_history",
 ]
@@ -870,7 +871,7 @@ class AgentLoop:
         """
         if isinstance(input, str) and (context is not None or reasoning or self.show_time):
             input = self.user_prompt(input, context=context, reasoning=reasoning)
-        messages = _start_history(input, history, self.system_prompt(), self.instructions_role)
+        messages = start_history(input, history, self.system_prompt(), self.instructions_role)
         return AgentRun(messages, self._steps)
 
     def run_sync(
@@ -928,7 +929,7 @@ class AgentLoop:
             if self.instructions_role == "user" and len(sent) < len(messages):
                 # The turn that opened with the instructions was left out: the first turn
                 # sent opens with them instead.
-                sent = _start_history(sent, None, self.system_prompt(), "user")
+                sent = start_history(sent, None, self.system_prompt(), "user")
             source = self._request(sent)
             recorded = reply.record(source)
             events = self._parser().aparse_stream(recorded)
@@ -1194,16 +1195,22 @@ async def _cancel_tasks(
 # --- helpers --------------------------------------------------------------------------------
 
 
-def _start_history(
+def start_history(
     input: str | Sequence[Message],
     history: Sequence[Message] | None,
     system_prompt: str,
     instructions_role: str = "system",
 ) -> list[Message]:
-    """The conversation a run starts from: history, then the input, system prompt first.
+    r"""The conversation a run starts from: history, then the input, system prompt first.
 
     With ``instructions_role="user"`` the system prompt opens the first user message
-    instead of being a system message of its own.
+    instead of being a system message of its own (once: a conversation that already
+    opens with it is left as it is).  A conversation that starts with a system or
+    developer message, or an empty system prompt, is left as it is too.
+
+    Example:
+        >>> start_history("Hi", None, "Be brief.", "user")
+        [{'role': 'user', 'content': 'Be brief.\n\nHi'}]
     """
     messages: list[Message] = []
     for part in (history or (), input):

@@ -521,6 +521,7 @@ def llm_function(
     user_prompt_template: str | None = None,
     language: str = "en",
     model_options: Mapping[str, Any] | None = None,
+    instructions_role: str = "system",
 ) -> _Decorator:
     """Turn a typed function with a docstring into an LLM call that returns its type.
 
@@ -542,6 +543,10 @@ def llm_function(
         user_prompt_template: your own Jinja2 template for the user message.
         language: the language of the prompts: ``"en"`` or ``"zh"``.
         model_options: options for every request (``temperature``, ``max_tokens``...).
+        instructions_role: ``"system"`` (the instructions are a system message) or
+            ``"user"`` (they open the first user message), for servers whose chat
+            template drops or refuses system messages (llama-cpp-python's ``gemma``
+            format drops them).
 
     Returns:
         The decorator.  A ``def`` becomes an :class:`LLMFunction`, an ``async def`` an
@@ -549,7 +554,7 @@ def llm_function(
 
     Raises:
         ConfigError: a model that is not a ``ChatModel``, an unknown protocol, a bad
-            toolkit, a limit below its minimum, an unknown language.
+            toolkit, a limit below its minimum, an unknown language or instructions_role.
 
     Example:
         >>> from stream_parser.testing import ScriptedModel
@@ -568,6 +573,7 @@ def llm_function(
         max_iterations=max_iterations,
         language=language,
         model_options=model_options,
+        instructions_role=instructions_role,
     )
     if isinstance(retry_times, bool) or not isinstance(retry_times, int) or retry_times < 0:
         raise ConfigError(f"retry_times must be an int >= 0, got {retry_times!r}")

@@ -67,13 +67,16 @@ imported without it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import json
 import logging
 import os
 import re
+import threading
 import time
+import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -177,6 +180,9 @@ class OpenAIChatModel:
         client: an ``openai.AsyncOpenAI`` to use instead of building one; the caller
             keeps ownership of it (:meth:`aclose` does not close it).  Cannot be
             combined with ``base_url``, ``api_key``, ``max_retries`` or ``timeout``.
+            Its connections belong to the event loop that first uses it: a request
+            from another loop is a :class:`~stream_parser.errors.ConfigError` (a model
+            that builds its own client builds one per event loop instead).
         max_retries: how many times the SDK retries a failed request (429, 5xx,
             connection errors) before :class:`~stream_parser.llm.ModelError` is
             raised; None keeps the SDK's default (2).  Use 0 in tests.
@@ -197,6 +203,12 @@ class OpenAIChatModel:
             ``docs/dialects.md`` for what each server needs besides (its own tool
             parser off).
         **defaults: request options sent with every call.
+
+    One model may be used from several event loops, one after another or at once (the
+    caller's ``asyncio.run(...)``, then a sync decorated function, which runs on the
+    library's own loop in another thread): an SDK client's pooled connections belong to
+    the loop that opened them, so the model keeps one client per event loop, made on
+    first use there.  :meth:`aclose` closes them all.
 
     Raises:
         ImportError: if the ``openai`` package is not installed.
@@ -244,6 +256,7 @@ class OpenAIChatModel:
                 )
             self._client = client
             self._owns_client = False
+            self._client_options: dict[str, Any] = {}
         else:
             openai = _import_openai()
             if api_key is None:
@@ -256,12 +269,49 @@ class OpenAIChatModel:
                 client_options["timeout"] = timeout
             self._client = openai.AsyncOpenAI(**client_options)
             self._owns_client = True
+            self._client_options = client_options
         self._known = _known_parameters(self._client)
+        # The client of each event loop that used the model.  The first client (above)
+        # waits for the first loop; weak keys: a loop that is gone takes its entry along.
+        self._loop_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncOpenAI] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._unclaimed: AsyncOpenAI | None = self._client
+        self._clients_lock = threading.Lock()
 
     @property
     def client(self) -> AsyncOpenAI:
-        """The underlying ``openai.AsyncOpenAI`` client."""
-        return self._client
+        """The ``openai.AsyncOpenAI`` client of the running event loop.
+
+        Outside a running loop, or on a loop the model has not used yet, the first
+        client (the one given as ``client=``, or the first one made).
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return self._client
+        return self._loop_clients.get(loop, self._client)
+
+    def _client_of_loop(self) -> AsyncOpenAI:
+        """The client for the running event loop, made on first use there."""
+        loop = asyncio.get_running_loop()
+        with self._clients_lock:
+            client = self._loop_clients.get(loop)
+            if client is not None:
+                return client
+            if self._unclaimed is not None:
+                client, self._unclaimed = self._unclaimed, None
+            elif self._owns_client:
+                client = _import_openai().AsyncOpenAI(**self._client_options)
+            else:
+                raise ConfigError(
+                    "the client given to OpenAIChatModel(client=...) belongs to the event "
+                    "loop that first used it, and this request comes from another one; "
+                    "let the model build its own client (base_url=..., api_key=...), "
+                    "which it does once per event loop, or use it from one loop only"
+                )
+            self._loop_clients[loop] = client
+            return client
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -272,9 +322,34 @@ class OpenAIChatModel:
         return f"OpenAIChatModel(model={self.model!r}, base_url={str(self._client.base_url)!r})"
 
     async def aclose(self) -> None:
-        """Close the HTTP client, if this model created it."""
-        if self._owns_client:
-            await self._client.close()
+        """Close the HTTP clients this model created (a given ``client`` stays open).
+
+        The client of the running loop, and those of loops that are not running, are
+        closed here; a client whose loop is running in another thread is closed on that
+        loop.  Used again afterwards, the model makes a fresh client for each loop.
+        """
+        if not self._owns_client:
+            return
+        with self._clients_lock:
+            owners = {id(client): loop for loop, client in self._loop_clients.items()}
+            clients = list(self._loop_clients.values())
+            if self._unclaimed is not None:
+                clients.append(self._unclaimed)
+            # Used again after this, the model makes a fresh client for each loop.
+            self._loop_clients = weakref.WeakKeyDictionary()
+            self._unclaimed = None
+        here = asyncio.get_running_loop()
+        for client in clients:
+            loop = owners.get(id(client))
+            if loop is not None and loop is not here and loop.is_running():
+                # Its connections belong to that loop: close them there.
+                done = asyncio.run_coroutine_threadsafe(client.close(), loop)
+                with contextlib.suppress(Exception):
+                    await asyncio.wrap_future(done)
+                continue
+            with contextlib.suppress(Exception):
+                # On a loop that is closed, its sockets are gone with it; closing can fail.
+                await client.close()
 
     async def __aenter__(self) -> OpenAIChatModel:
         return self
@@ -313,7 +388,7 @@ class OpenAIChatModel:
         openai = _import_openai()
         request, reply_timeout = self._request(messages, tools, options)
         clock = _Clock(reply_timeout)
-        create: Any = self._client.chat.completions.create
+        create: Any = self._client_of_loop().chat.completions.create
         _log_request(request)
         started = time.monotonic()
         try:
@@ -365,7 +440,10 @@ class OpenAIChatModel:
             if error is None and not finished:
                 error = "the stream ended without a finish_reason"
                 if not body.received:
-                    error += " (the server sent no data)"
+                    error += (
+                        " (the server sent no data; with llama.cpp this usually means the "
+                        "prompt is longer than the server's context size)"
+                    )
             elapsed = time.monotonic() - started
             if error is not None:
                 error = fix_surrogates(error)  # it may quote the server, surrogates included
@@ -415,7 +493,7 @@ class OpenAIChatModel:
         reply_timeout = _check_reply_timeout(merged.pop("reply_timeout", self.reply_timeout))
         request: dict[str, Any] = {
             "model": merged.pop("model", self.model),
-            "messages": _valid_unicode(list(messages)),
+            "messages": _valid_unicode([_sendable(message) for message in messages]),
             "stream": True,
         }
         stream_options = merged.pop("stream_options", {})
@@ -443,6 +521,24 @@ class OpenAIChatModel:
         if extra_body:
             request["extra_body"] = _valid_unicode(extra_body)
         return request, reply_timeout
+
+
+def _sendable(message: Message) -> Any:
+    """A message as every server takes it.
+
+    An assistant message that holds only tool calls has ``content`` None (or none at
+    all) in the OpenAI format, and llama.cpp's server answers such a request with HTTP
+    500 (its schema wants a string); ``""`` means the same to every server.  A copy: the
+    history keeps what the format allows.
+    """
+    if (
+        isinstance(message, Mapping)
+        and message.get("role") == "assistant"
+        and message.get("tool_calls")
+        and message.get("content") is None
+    ):
+        return {**message, "content": ""}
+    return message
 
 
 async def _send(openai: ModuleType, create: Any, request: dict[str, Any], clock: _Clock) -> Any:
