@@ -71,6 +71,7 @@ from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
 from ..core.events import (
     ErrorType,
+    NoticeEvent,
     ParseErrorEvent,
     ParseEvent,
     TextOutputEvent,
@@ -778,6 +779,10 @@ class AgentLoop:
         """The system message of a new conversation (``""`` for none)."""
         return self.instructions or ""
 
+    def _notices(self, reply: Reply) -> list[NoticeEvent]:
+        """Notices about a whole reply, given after its last event (none by default)."""
+        return []
+
     def _request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
         """Start one reply: the model's stream for the conversation."""
         return self.model.stream(messages, **self.model_options)
@@ -942,6 +947,8 @@ class AgentLoop:
                     if self.eager_tools and isinstance(event, ToolCallEvent):
                         self._start_eager(run, reply, eager, results)
                 reply.finished = True
+                for notice in self._notices(reply):
+                    yield with_step(notice, step)
             except BaseException as exc:
                 await _cancel_tasks(eager, results)
                 messages.extend(
