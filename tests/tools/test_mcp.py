@@ -199,6 +199,14 @@ def test_react_agent_async_on_the_sessions_loop(
     assert [r.text for r in results(run)] == ['alpha: {"text": "hi"}']
 
 
+def test_stream_sync_delivers_the_result_and_the_next_reply(alpha: ToolRegistry) -> None:
+    model = ScriptedModel([native("weather.get", city="Lima"), "Sunny in Lima."])
+    events = list(FunctionCallAgent(model, alpha).stream_sync("weather?"))
+    found = [e.result.text for e in events if isinstance(e, ToolResultEvent)]
+    assert found == ["sunny in Lima"]
+    assert model.requests[1].messages[-1]["content"] == "sunny in Lima"
+
+
 def test_an_error_result_carries_the_servers_text(alpha: ToolRegistry) -> None:
     model = ScriptedModel([native("fail", text="x"), "sorry"])
     run = FunctionCallAgent(model, alpha).run_sync("fail")
