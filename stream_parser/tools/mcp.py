@@ -43,7 +43,8 @@ logger = logging.getLogger("stream_parser.tools.mcp")
 
 _INSTALL_HINT = (
     "mcp_tools needs the 'mcp' package (the official MCP SDK, 2.x); install it with: "
-    "python -m pip install 'stream_parser[mcp]' (or: python -m pip install 'mcp>=2,<3')"
+    "python -m pip install 'mcp>=2,<3' "
+    "(or, in a checkout of stream_parser: python -m pip install '.[mcp]')"
 )
 # Guard against a server whose cursor never ends.
 _MAX_PAGES = 10_000

@@ -484,5 +484,5 @@ def test_from_mcp_never_raises(answer: Any) -> None:
 def test_without_mcp_the_error_gives_the_install_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "mcp", None)
     monkeypatch.setitem(sys.modules, "mcp.types", None)
-    with pytest.raises(ImportError, match=r"pip install 'stream_parser\[mcp\]'"):
+    with pytest.raises(ImportError, match=r"pip install 'mcp>=2,<3' .*pip install '\.\[mcp\]'"):
         asyncio.run(mcp_tools(object()))
