@@ -892,6 +892,7 @@ class AgentLoop:
         The run is driven on the library's background event-loop thread (one for the
         process, so a client bound to its loop keeps working across calls).
         """
+        check_sync_tools(self.tools)
         run = self.run(input, history=history, context=context, reasoning=reasoning)
         finished: AgentRun = _background().call(run._drive())
         return finished
@@ -908,6 +909,7 @@ class AgentLoop:
 
         Leaving the loop early (``break``) closes the run, the history left consistent.
         """
+        check_sync_tools(self.tools)
         run = self.run(input, history=history, context=context, reasoning=reasoning)
         return iterate_sync(run)
 
@@ -1428,6 +1430,22 @@ def call_sync(awaitable: Awaitable[T]) -> T:
     """
     result: T = _background().call(awaitable)
     return result
+
+
+def check_sync_tools(tools: ToolRegistry) -> None:
+    """Refuse, before any request, a sync run whose tools it could not reach.
+
+    A tool whose function has a ``check_sync_use(loop)`` method (an MCP tool's handler,
+    whose session belongs to one event loop) is asked, with the background loop that
+    will drive the run; it raises when that run could not call it.
+
+    Raises:
+        ConfigError: from a tool's check, saying to use the async form.
+    """
+    for item in tools.tools:
+        check = getattr(item.fn, "check_sync_use", None)
+        if callable(check):
+            check(_background().loop)
 
 
 def _background() -> _BackgroundLoop:

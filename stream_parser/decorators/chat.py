@@ -43,7 +43,7 @@ from collections.abc import (
 )
 from typing import Any, Final, Generic, Literal, ParamSpec, TypeAlias, cast
 
-from ..agent.loop import AgentLoop, AgentRun, start_history
+from ..agent.loop import AgentLoop, AgentRun, check_sync_tools, start_history
 from ..agent.react import ReActAgent
 from ..core.chunks import ChatDelta
 from ..core.events import TextOutputEvent
@@ -132,6 +132,7 @@ class LLMChat(Generic[P]):
 
         Leaving the loop early (``break``) closes the turn.
         """
+        check_sync_tools(self._settings.run.tools)
         return iterate_sync(self._turn(args, dict(kwargs), current_trace_id()))
 
     def _turn(

@@ -45,7 +45,7 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, get_args, get_
 from pydantic import BaseModel
 
 from ..agent.events import StepStartEvent
-from ..agent.loop import Usage, call_sync
+from ..agent.loop import Usage, call_sync, check_sync_tools
 from ..core.events import TextOutputEvent
 from ..errors import AnswerValidationError, ConfigError, RunLimitError
 from ..llm.base import ChatModel, Message, UserMessage
@@ -435,6 +435,7 @@ class LLMFunction(_TypedFunction, Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the model as the function; returns a value of its return type."""
         parent = current_trace_id()
+        check_sync_tools(self._settings.run.tools)
         if self._item is not None:
             return cast(R, iterate_sync(self._public(args, kwargs, parent, streaming=True)))
         result: R = call_sync(self._result(args, kwargs, parent)).value
@@ -446,6 +447,7 @@ class LLMFunction(_TypedFunction, Generic[P, R]):
         For a streamed list the value is the list of every item.
         """
         # The trace id of the caller is read here, before the hop to the background loop.
+        check_sync_tools(self._settings.run.tools)
         return call_sync(self._result(args, kwargs, current_trace_id()))
 
     def stream(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[Any]:
@@ -455,6 +457,7 @@ class LLMFunction(_TypedFunction, Generic[P, R]):
         (validated), then the validated object.  For ``Iterator[X]``: the items.  For any
         other type: the value alone.
         """
+        check_sync_tools(self._settings.run.tools)
         return iterate_sync(self._public(args, kwargs, current_trace_id(), streaming=True))
 
 
