@@ -31,6 +31,7 @@ FLOORS: tuple[str, ...] = (
     "decorators",
     "testing",
     "demo",
+    "serve",
     "cli",
 )
 # The package's front door and ``python -m stream_parser`` sit above everything.
