@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from ..core.dialect_names import BUILTIN_DIALECTS
 from ..errors import ConfigError
 from .settings import ProxySettings
 
@@ -72,6 +73,10 @@ class ServeConfig:
             raise ConfigError(
                 f"the timeout must be a positive number of seconds, not {self.timeout}"
             )
+        dialect = self.proxy.dialect
+        if dialect != "auto" and dialect not in BUILTIN_DIALECTS:
+            known = ", ".join(sorted(BUILTIN_DIALECTS))
+            raise ConfigError(f"unknown dialect {dialect!r}: give auto or one of {known}")
         for name in ("api_key", "upstream_api_key"):
             if getattr(self, name) == "":
                 object.__setattr__(self, name, None)  # an empty variable means none

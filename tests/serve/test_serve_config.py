@@ -92,6 +92,7 @@ def test_the_defaults() -> None:
         ({"STREAM_PARSER_UPSTREAM": UPSTREAM, "STREAM_PARSER_TIMEOUT": "0"}, "positive"),
         ({"STREAM_PARSER_UPSTREAM": UPSTREAM, "STREAM_PARSER_RAW_OUTPUT": "maybe"}, "1 or 0"),
         ({"STREAM_PARSER_UPSTREAM": UPSTREAM, "STREAM_PARSER_BAD_CALLS": "drop"}, "text, error"),
+        ({"STREAM_PARSER_UPSTREAM": UPSTREAM, "STREAM_PARSER_DIALECT": "klingon"}, "klingon"),
     ],
 )
 def test_a_wrong_setting_is_a_config_error(environ: dict[str, str], message: str) -> None:
