@@ -8,6 +8,7 @@ uvicorn load, so a mistake in it is one line and exit status 2 even without the 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 
 from ..errors import ConfigError
@@ -15,6 +16,8 @@ from ..serve.config import ServeConfig
 from ._tools import one_line
 
 __all__ = ["run_serve"]
+
+_SERVER_LIBRARIES = ("starlette", "uvicorn", "httpx2")
 
 _MISSING_EXTRA = (
     "stream-parser serve needs Starlette, uvicorn and httpx2: install the serve extra "
@@ -41,17 +44,19 @@ def run_serve(args: argparse.Namespace) -> int:
     """Serve until interrupted; returns the exit status."""
     try:
         config = _config(args)
-        # Checked here, so that a missing extra is one line, not a traceback.
-        import starlette  # noqa: F401
-        import uvicorn  # noqa: F401
-
-        from ..serve.runner import run_server
     except ConfigError as exc:
         print(f"stream-parser: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
-    except ImportError:
-        print(f"stream-parser: error: {_MISSING_EXTRA}", file=sys.stderr)
+    # Checked here, so that a missing extra is one line, not a traceback.
+    missing = [name for name in _SERVER_LIBRARIES if importlib.util.find_spec(name) is None]
+    if missing:
+        print(
+            f"stream-parser: error: {_MISSING_EXTRA} (missing: {', '.join(missing)})",
+            file=sys.stderr,
+        )
         return 2
+    from ..serve.runner import run_server
+
     try:
         run_server(
             config, host=args.host, port=args.port, workers=args.workers, log_level=args.log_level

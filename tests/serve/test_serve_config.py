@@ -162,3 +162,18 @@ def test_the_dockerfile_runs_the_command_on_its_default_port() -> None:
     assert f"EXPOSE {port}" in text
     assert f"127.0.0.1:{port}/healthz" in text
     assert "'.[serve]'" in text
+
+
+def test_a_missing_extra_is_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "uvicorn" else real(name, *a)
+    )
+    assert main(["serve", "--upstream", UPSTREAM]) == 2
+    err = capsys.readouterr().err
+    assert "install the serve extra" in err and "missing: uvicorn" in err
+    assert err.count("\n") == 1
