@@ -380,6 +380,10 @@ async def _stream_reply(
     except httpx2.TransportError as exc:
         _log.warning("the upstream's stream failed: %s", exc or type(exc).__name__)
         tail = reader.fail(_fault(exc, timeout))
+    except Exception:
+        # A bug of ours: the client still learns that its reply is incomplete.
+        _log.exception("the reply could not be rewritten")
+        tail = _error_event("the proxy failed while rewriting the reply; see its log")
     await send({"type": "http.response.body", "body": tail, "more_body": False})
 
 
