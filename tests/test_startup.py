@@ -33,6 +33,10 @@ NOT_AT_IMPORT = (
     "stream_parser.prompts",
     "stream_parser.testing",
     "stream_parser.dialects",
+    "stream_parser.serve",
+    "starlette",
+    "uvicorn",
+    "httpx2",
 )
 
 
@@ -79,18 +83,28 @@ def test_a_name_loads_its_layer_on_first_use() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)
 
 
-@pytest.mark.parametrize("flag", ["--version", "--help"])
+@pytest.mark.parametrize("flag", ["--version", "--help", "serve --help"])
 def test_the_command_answers_without_loading_a_layer(flag: str) -> None:
-    names, done = _imported("-m", "stream_parser", flag)
+    names, done = _imported("-m", "stream_parser", *flag.split())
     assert done.returncode == 0, done.stderr
     own = sorted(n for n in names if n.startswith("stream_parser"))
     allowed = {"stream_parser", "stream_parser.__main__", "stream_parser.cli"}
     assert {n for n in own if n not in allowed and not n.startswith("stream_parser.cli._")} == set()
     assert not {"pydantic", "lxml", "jinja2", "openai", "asyncio"} & names
+    assert not {"starlette", "uvicorn", "httpx2"} & names
     if flag == "--version":
         assert re.fullmatch(r"stream-parser \d+\.\d+\.\d+\S*\n", done.stdout)
+    elif flag == "--help":
+        assert "demo" in done.stdout and "parse" in done.stdout and "serve" in done.stdout
     else:
-        assert "demo" in done.stdout and "parse" in done.stdout
+        assert "--upstream URL" in done.stdout
+
+
+def test_the_server_package_loads_no_server_library() -> None:
+    """``stream_parser.serve`` imports without the serve extra; the app loads it on use."""
+    names, done = _imported("-c", "import stream_parser.serve")
+    assert done.returncode == 0, done.stderr
+    assert not {"starlette", "uvicorn", "httpx2"} & names
 
 
 def test_the_command_line_offers_what_its_layers_accept() -> None:

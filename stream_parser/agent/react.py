@@ -33,7 +33,7 @@ from ..schema.typedesc import describe_parameters
 from ..tools import Tool, ToolLike, ToolRegistry
 from .loop import AgentLoop, Approver
 
-__all__ = ["EXAMPLE_TOOL", "ReActAgent"]
+__all__ = ["EXAMPLE_TOOL", "ReActAgent", "tools_prompt"]
 
 EXAMPLE_TOOL: Final = "example_tool"
 """The tool name the prompt's format example calls (with a suffix if a tool has it)."""
@@ -201,18 +201,13 @@ class ReActAgent(AgentLoop):
         :attr:`example_tool`, a name no tool has, with placeholder values: small models
         often repeat their prompt, and an echoed example must not run a real tool.
         """
-        tools = self.tools.tools
-        if not tools:
-            return ""
-        say = (self.language, self.templates)
-        blocks = [
-            prompts.say("tools_heading", *say),
-            self.dialect.usage_instructions(
-                self.example_tool, language=self.language, templates=self.templates
-            ),
-            *(_describe(item, say, tags=self.dialect.parameter_tags) for item in tools),
-        ]
-        return "\n\n".join(blocks)
+        return tools_prompt(
+            self.dialect,
+            self.tools,
+            language=self.language,
+            templates=self.templates,
+            example_tool=self.example_tool,
+        )
 
     @property
     def example_tool(self) -> str:
@@ -226,6 +221,39 @@ class ReActAgent(AgentLoop):
 
 
 # --- describing tools in a dialect ----------------------------------------------------------
+
+
+def tools_prompt(
+    dialect: Dialect,
+    tools: ToolRegistry,
+    *,
+    language: str = "en",
+    templates: prompts.Templates = None,
+    example_tool: str | None = None,
+) -> str:
+    """The tools in a dialect's words: what a ``ReActAgent`` puts in its system prompt.
+
+    The dialect's instructions, with one example call written by the dialect's own
+    writer, then each tool's description and parameters (``""`` without tools).  The
+    example calls ``example_tool`` (default: :data:`EXAMPLE_TOOL`, made unique against
+    the tools), a name no tool has: small models often repeat their prompt, and an
+    echoed example must not run a real tool.  ``stream-parser serve --render-tools``
+    writes a request's tools with it.
+    """
+    if not tools.tools:
+        return ""
+    if example_tool is None:
+        example_tool, suffix = EXAMPLE_TOOL, 1
+        while example_tool in tools:
+            suffix += 1
+            example_tool = f"{EXAMPLE_TOOL}_{suffix}"
+    say = (language, templates)
+    blocks = [
+        prompts.say("tools_heading", *say),
+        dialect.usage_instructions(example_tool, language=language, templates=templates),
+        *(_describe(item, say, tags=dialect.parameter_tags) for item in tools.tools),
+    ]
+    return "\n\n".join(blocks)
 
 
 def _describe(item: Tool[Any, Any], say: tuple[str, prompts.Templates], *, tags: bool) -> str:

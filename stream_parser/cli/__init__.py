@@ -1,4 +1,4 @@
-"""The ``stream-parser`` command: a live agent demo, or parse a reply into events as it streams.
+"""The ``stream-parser`` command: a live agent demo, parse a reply as it streams, or serve.
 
 Theory of operation.  ``stream-parser parse FILE`` (``-`` for standard input) reads its
 input in blocks as they arrive (:mod:`._input`: incremental UTF-8 decoding, invalid
@@ -9,6 +9,9 @@ person), flushing each one.  Nothing is held but the parser's own bounded state,
 live model can be piped through it and a large file takes no more memory than a small
 one.  ``--blocks-only`` keeps the block events (text in the parser's pieces, thinking,
 tool calls), errors and usage, and drops the deltas.
+
+``stream-parser serve --upstream URL`` runs the OpenAI-compatible proxy
+(:mod:`stream_parser.serve`, the ``serve`` extra) until interrupted.
 
 The tools come from ``--tools`` (:mod:`._tools`), with the current directory first on
 the import path, as under ``python -m``.
@@ -33,6 +36,9 @@ Examples::
 
     stream-parser demo
     stream-parser demo --protocol hermes --language zh --no-delay
+
+    stream-parser serve --upstream http://localhost:8000/v1
+    stream-parser serve --upstream http://localhost:8080/v1 --dialect xml --render-tools
 
 See ``docs/cli.md`` for every option.
 """
@@ -59,6 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(parser.format_usage() + "\n" + COMMON)
         return 2
     args = parser.parse_args(arguments)  # --help and --version end here
+    if args.command == "serve":
+        from ._serve import run_serve  # the server's own layers, and none of the others
+
+        return run_serve(args)
     from ._commands import run  # the layers a command needs load only now
 
     return run(args)

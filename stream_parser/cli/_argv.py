@@ -14,7 +14,17 @@ import sys
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["COMMON", "FORMATS", "LANGUAGES", "PROTOCOLS", "build_parser", "version"]
+__all__ = [
+    "BAD_CALLS",
+    "COMMON",
+    "FORMATS",
+    "INSTRUCTIONS_ROLES",
+    "LANGUAGES",
+    "PROTOCOLS",
+    "START_IN_REASONING",
+    "build_parser",
+    "version",
+]
 
 PROTOCOLS: Final = ("xml", "hermes", "qwen3_coder", "native")
 """``demo --protocol``: a ReAct dialect, or ``native`` for function calling."""
@@ -25,12 +35,24 @@ LANGUAGES: Final = ("en", "zh")
 FORMATS: Final = ("jsonl", "sse", "pretty")  # _output.Format
 """``parse --format``: JSON lines, Server-Sent Events, or a view for a person."""
 
+BAD_CALLS: Final = ("text", "error")  # serve.ProxySettings.bad_calls
+"""``serve --bad-calls``: a call that cannot run goes out as its text, or as one error line."""
+
+INSTRUCTIONS_ROLES: Final = ("system", "user")  # serve.ProxySettings.instructions_role
+"""``serve --instructions-role``: where ``--render-tools`` writes the tools."""
+
+START_IN_REASONING: Final = ("auto", "yes", "no")  # serve.ProxySettings.start_in_reasoning
+"""``serve --start-in-reasoning``: whether a reply starts inside reasoning."""
+
 COMMON = (
     "common commands:\n"
     "  stream-parser parse reply.txt --tools tools.py   "
     "parse a reply (- for stdin) into JSON-lines events\n"
     "  stream-parser demo                               "
     "watch an agent work in a small sandbox\n"
+    "  stream-parser serve --upstream http://localhost:8000/v1\n"
+    "                                                   "
+    "an OpenAI-compatible proxy with parsed tool calls\n"
     "\n"
     "stream-parser --help, stream-parser parse --help: every option\n"
 )
@@ -99,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_demo(commands)
     _add_parse(commands)
+    _add_serve(commands)
     return parser
 
 
@@ -227,4 +250,102 @@ def _add_parse(commands: Any) -> None:
         metavar="CHARS",
         help="the largest tool call kept, in characters (default 1048576): a larger one "
         "is reported as an error and delivered as text",
+    )
+
+
+def _add_serve(commands: Any) -> None:
+    # Every default is None: an option not given leaves the environment's value
+    # (STREAM_PARSER_UPSTREAM, ...) or the setting's default in place.
+    serve = commands.add_parser(
+        "serve",
+        help="an OpenAI-compatible proxy: tool calls read from the upstream's raw text",
+        description="Serve the OpenAI Chat Completions API in front of an OpenAI-compatible "
+        "server, and give clients native tool_calls read from the model's raw text. Each "
+        "option may be set by an environment variable instead: STREAM_PARSER_UPSTREAM, "
+        "STREAM_PARSER_API_KEY, STREAM_PARSER_UPSTREAM_API_KEY, STREAM_PARSER_TIMEOUT, "
+        "STREAM_PARSER_DIALECT... (see docs/serve.md). Needs the serve extra "
+        "(python -m pip install '.[serve]' from the repository).",
+    )
+    serve.add_argument(
+        "--upstream",
+        metavar="URL",
+        help="the OpenAI-compatible server's base URL, as a client would be given it "
+        "(http://localhost:8000/v1); the proxy's /v1/... maps to it",
+    )
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)",
+    )
+    serve.add_argument("--port", type=_positive, default=8100, help="the port (default 8100)")
+    serve.add_argument(
+        "--dialect",
+        metavar="auto|NAME",
+        help="the tool-call format: auto (default: from each request's model name; an "
+        "unknown name is passed through unparsed) or a dialect name (xml, hermes, "
+        "qwen3_coder, ...)",
+    )
+    serve.add_argument(
+        "--bad-calls",
+        choices=BAD_CALLS,
+        help="a call that cannot run: its text as content (text, the default), or one "
+        "line saying what was wrong (error)",
+    )
+    serve.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="require this key from clients (Authorization: Bearer KEY); it is not "
+        "forwarded (better: STREAM_PARSER_API_KEY, which ps does not show)",
+    )
+    serve.add_argument(
+        "--upstream-api-key",
+        metavar="KEY",
+        help="send this key upstream instead of the client's Authorization header",
+    )
+    serve.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="wait this long for the upstream's first byte (then 504) and for each later "
+        "one (then an error event); default 600",
+    )
+    serve.add_argument(
+        "--no-raw-output",
+        dest="raw_output",
+        action="store_false",
+        default=None,
+        help="do not ask the upstream for special tokens (skip_special_tokens: false...); "
+        "for servers that reject fields they do not know",
+    )
+    serve.add_argument(
+        "--render-tools",
+        action="store_true",
+        default=None,
+        help="for servers that ignore tools: write them into the prompt in the dialect's "
+        "words, send no tools, and rewrite the history to match",
+    )
+    serve.add_argument(
+        "--instructions-role",
+        choices=INSTRUCTIONS_ROLES,
+        help="with --render-tools: the tools go into the system message (default) or the "
+        "start of the first user message",
+    )
+    serve.add_argument(
+        "--start-in-reasoning",
+        choices=START_IN_REASONING,
+        help="whether a reply starts inside reasoning: auto (default: from the model and "
+        "the request's chat_template_kwargs), yes or no",
+    )
+    serve.add_argument(
+        "--workers",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="worker processes (default 1); each holds its own connections to the upstream",
+    )
+    serve.add_argument(
+        "--log-level",
+        choices=("critical", "error", "warning", "info", "debug"),
+        default="info",
+        help="the server's log level (default info)",
     )

@@ -14,8 +14,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .app import create_app as create_app
+    from .config import ServeConfig as ServeConfig
     from .rewrite import ChatRewriter as ChatRewriter
     from .rewrite import RegistryCache as RegistryCache
+    from .runner import run_server as run_server
     from .settings import ProxySettings as ProxySettings
     from .transport import AsyncParsingTransport as AsyncParsingTransport
     from .transport import ParsingTransport as ParsingTransport
@@ -26,6 +29,9 @@ __all__ = [
     "ParsingTransport",
     "ProxySettings",
     "RegistryCache",
+    "ServeConfig",
+    "create_app",
+    "run_server",
 ]
 
 _LAZY = {
@@ -34,6 +40,10 @@ _LAZY = {
     "ProxySettings": ".settings",
     "ParsingTransport": ".transport",
     "AsyncParsingTransport": ".transport",
+    # the server: these need the serve extra (Starlette, uvicorn)
+    "create_app": ".app",
+    "ServeConfig": ".config",
+    "run_server": ".runner",
 }
 
 

@@ -49,6 +49,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ..agent.react import tools_prompt
 from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
 from ..core.parser import StreamToolParser
@@ -59,6 +60,7 @@ from ..encoders.openai_chunks import ChoiceEncoder, chunk, completion_message
 from ..errors import ConfigError
 from ..llm.openai import RAW_OUTPUT_BODY
 from ..llm.sse import SSEDecoder, StreamFailure, completion_as_chunk, event_payload
+from ..prompts import text as prompts
 from ..tools import ToolRegistry, as_registry
 from .settings import ProxySettings
 
@@ -189,6 +191,8 @@ class ChatRewriter:
         self._new_parser()
         if settings.raw_output and get_dialect(dialect).special_tokens:
             self._ask_raw_output()
+        if settings.render_tools and tools.tools:
+            self._render_tools()
 
     # -- the request -----------------------------------------------------------------------
 
@@ -219,6 +223,46 @@ class ChatRewriter:
                 "spaces_between_special_tokens": False,
                 **(kwargs or {}),
             }
+
+    def _render_tools(self) -> None:
+        """Tools for a server that ignores them: in the instructions, and the history written.
+
+        The tools go into the system message (or, with ``instructions_role="user"``, at
+        the start of the first user message) in the dialect's words, as a
+        ``ReActAgent`` writes them; ``tools`` and ``tool_choice`` are not sent.  An
+        assistant message's ``tool_calls`` become the calls written as the dialect
+        writes them, and ``tool`` messages become one user message of observations, the
+        text the ReAct agent sends.
+        """
+        body = self.upstream_body
+        for key in ("tools", "tool_choice", "parallel_tool_calls"):
+            body.pop(key, None)
+        dialect = get_dialect(self.dialect)
+        instructions = tools_prompt(dialect, self._tools)
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            return
+        written: list[Any] = []
+        names: dict[str, str] = {}  # call id -> tool name, for the tool messages
+        observations: dict[str, Any] | None = None  # the user message being gathered
+        for message in messages:
+            role = message.get("role") if isinstance(message, Mapping) else None
+            if role == "tool":
+                name = names.get(str(message.get("tool_call_id")), "tool")
+                seen = prompts.result_observation(name, _text_of(message.get("content")))
+                if observations is None:
+                    observations = {"role": "user", "content": seen}
+                    written.append(observations)
+                else:  # the results of one turn's calls: one message, as the agent sends
+                    observations["content"] += "\n\n" + seen
+                continue
+            observations = None
+            if role == "assistant" and message.get("tool_calls"):
+                written.append(_written_calls(message, dialect, names))
+            else:
+                written.append(message)
+        role = self.settings.instructions_role
+        body["messages"] = _with_instructions(written, instructions, role)
 
     # -- a streamed reply ------------------------------------------------------------------
 
@@ -369,6 +413,63 @@ class ChatRewriter:
             )
         result["choices"] = result_choices
         return json.dumps(result, ensure_ascii=False).encode()
+
+
+def _written_calls(message: Mapping[str, Any], dialect: Any, names: dict[str, str]) -> Any:
+    """An assistant message with its native calls written into its text, as the dialect does."""
+    parts = [str(message.get("content") or "")]
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(function, Mapping):
+            continue
+        name = str(function.get("name") or "")
+        names[str(call.get("id"))] = name
+        raw = function.get("arguments")
+        try:
+            arguments = json.loads(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            arguments = None
+        if isinstance(arguments, Mapping):
+            parts.append(dialect.format_call(name, arguments))
+        else:  # arguments that are no JSON object: said as they came
+            parts.append(f"{name}({raw})")
+    text = "\n".join(part for part in parts if part)
+    return {
+        key: value for key, value in message.items() if key not in ("tool_calls", "content")
+    } | {"content": text}
+
+
+def _text_of(content: Any) -> str:
+    """A message's content as text (the text parts of a list of parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, Mapping) and part.get("type") == "text"
+        )
+    return "" if content is None else str(content)
+
+
+def _with_instructions(messages: list[Any], instructions: str, role: str) -> list[Any]:
+    """``messages`` with ``instructions`` in the system message or the first user message."""
+    if role == "user":
+        for index, message in enumerate(messages):
+            if isinstance(message, Mapping) and message.get("role") == "user":
+                content = message.get("content")
+                if isinstance(content, list):
+                    new: Any = [{"type": "text", "text": instructions}, *content]
+                else:
+                    new = f"{instructions}\n\n{_text_of(content)}"
+                messages[index] = {**message, "content": new}
+                return messages
+        return [{"role": "user", "content": instructions}, *messages]
+    first = messages[0] if messages else None
+    if isinstance(first, Mapping) and first.get("role") in ("system", "developer"):
+        messages[0] = {**first, "content": f"{_text_of(first.get('content'))}\n\n{instructions}"}
+        return messages
+    return [{"role": "system", "content": instructions}, *messages]
 
 
 def _envelope(payload: Mapping[str, Any], model: str) -> dict[str, Any]:
