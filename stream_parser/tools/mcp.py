@@ -27,8 +27,8 @@ and every later call to it gives the same one at once.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,6 +51,9 @@ _MAX_PAGES = 10_000
 # The error code and message the SDK gives a request whose connection closed (a server
 # may answer with that code for its own errors, so the message is checked too).
 _CONNECTION_CLOSED = -32000
+# How often a call sent to the session's loop from another loop checks that the session's
+# loop still runs (a stopped loop would leave the call unanswered for ever).
+_LOOP_CHECK_SECONDS = 0.25
 
 
 def _import_mcp() -> Any:
@@ -68,7 +71,6 @@ class _ServerState:
         self.session = session
         self.name = name
         self.loop = loop
-        self.thread = threading.current_thread()
         self.gone: str | None = None  # why the server cannot answer any more
 
 
@@ -114,7 +116,7 @@ class MCPToolHandler:
             return
         if state.loop.is_closed() or not state.loop.is_running():
             why = "is not running"
-        elif state.thread is threading.current_thread():
+        elif _running_loop() is state.loop:
             why = "runs in this thread, which a sync call would block"
         else:
             return
@@ -146,7 +148,33 @@ class MCPToolHandler:
             )
         future = asyncio.run_coroutine_threadsafe(self._call(dict(arguments)), state.loop)
         # Cancelling this wait (a tool timeout) cancels the call on the session's loop.
-        return await asyncio.wrap_future(future)
+        waiting = asyncio.wrap_future(future)
+        try:
+            return await self._wait_on_session_loop(future, waiting)
+        finally:
+            if not waiting.done():
+                waiting.cancel()
+
+    async def _wait_on_session_loop(
+        self, future: concurrent.futures.Future[ToolResult], waiting: asyncio.Future[ToolResult]
+    ) -> ToolResult:
+        state = self._state
+        while True:
+            # A loop that stops or closes while the call is on it never finishes the call:
+            # look at it now and then, so that the wait ends instead of hanging.
+            done, _ = await asyncio.wait({waiting}, timeout=_LOOP_CHECK_SECONDS)
+            if done:
+                return waiting.result()
+            if state.loop.is_closed() or not state.loop.is_running():
+                future.cancel()
+                logger.warning(
+                    "MCP server %r: its session's event loop stopped during a call to %r",
+                    state.name,
+                    self.tool_name,
+                )
+                return self._failure(
+                    "its session's event loop stopped while the call was waiting for an answer"
+                )
 
     async def _call(self, arguments: dict[str, Any]) -> ToolResult:
         state = self._state
@@ -184,6 +212,14 @@ class MCPToolHandler:
             exception_type=None if exc is None else _class_name(exc, "Exception"),
             exception=exc,
         )
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The loop running in this thread, if any (the one a sync call here would block)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _is_closed_stream(exc: BaseException) -> bool:

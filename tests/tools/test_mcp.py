@@ -387,6 +387,38 @@ def test_a_session_whose_loop_is_not_running_is_refused_before_any_request() -> 
         loop.close()
 
 
+def test_a_sessions_loop_that_stops_during_a_sync_call_is_an_error_result() -> None:
+    loop = asyncio.new_event_loop()
+    closing = asyncio.Event()
+    ready: asyncio.Future[ToolRegistry] = loop.create_future()
+
+    async def hold() -> None:
+        async with open_server("stopping") as session:
+            ready.set_result(await mcp_tools(session))
+            await closing.wait()
+
+    holder = loop.create_task(hold())
+    registry = loop.run_until_complete(ready)
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        model = ScriptedModel([native("wait"), "carried on"])
+        agent = FunctionCallAgent(model, registry)
+        # The loop stops while the wait call is on it: the call can never be answered.
+        stopper = threading.Timer(0.5, lambda: loop.call_soon_threadsafe(loop.stop))
+        stopper.start()
+        run = agent.run_sync("go")
+        stopper.join()
+        (result,) = results(run)
+        assert result.is_error and "'stopping'" in result.text and "stopped" in result.text
+        assert run.output == "carried on"
+    finally:
+        thread.join(timeout=30)
+        closing.set()
+        loop.run_until_complete(holder)
+        loop.close()
+
+
 # --- a server that dies --------------------------------------------------------------------
 
 
