@@ -19,6 +19,16 @@ with the garbage collector off, on a fresh list each run:
 * **+ parser**: the registry, then the first ``StreamToolParser`` over it (which reads
   every model: ``core/tables.py``).
 
+Then, for reference, the same count of *small* tools (three fields each, with
+descriptions) made the two ways a library can take a tool's arguments:
+
+* **create_model**: one Pydantic ``create_model`` per tool, nothing else;
+* **+ regenerated schema**: the same, then each model's JSON Schema generated again
+  (``model_json_schema()``), as a tool made from a model (``Tool.from_model``) must do to
+  be listed; a tool from a JSON Schema sends the schema it was given instead;
+* **from JSON Schema**: ``ToolRegistry`` of the same tools as MCP entries, then
+  ``to_openai()`` and the first parser (which builds every model).
+
 The machine may be shared: compare figures from one run, and prefer ``--clock cpu``.
 """
 
@@ -32,6 +42,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pydantic import Field, create_model
 
 from benchmarks.bench_json_schema import best  # the repository is on the path now
 from stream_parser import StreamToolParser
@@ -47,7 +59,7 @@ def tool_list(count: int, run: int) -> list[dict[str, Any]]:
         source, schema = schemas[index % len(schemas)]
         entries.append(
             {
-                "name": f"{source}_{run}_{index}",
+                "name": f"{source}_{run}_{index}".replace("/", "_"),  # an XML tag name
                 "description": f"{source}, copy {index}.",
                 "inputSchema": schema,
             }
@@ -61,6 +73,63 @@ def on_fresh_lists(
     """The shortest of ``repeat`` runs of ``run``, each on a tool list made beforehand."""
     lists = iter([tool_list(count, attempt) for attempt in range(repeat)])
     return best(clock, repeat, lambda: run(next(lists)))
+
+
+SMALL_FIELDS: dict[str, Any] = {
+    "path": (str, Field(description="The file to read.")),
+    "limit": (int, Field(default=100, description="The most lines to return.")),
+    "follow": (bool | None, Field(default=None, description="Follow symbolic links.")),
+}
+SMALL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "The file to read."},
+        "limit": {"type": "integer", "default": 100, "description": "The most lines to return."},
+        "follow": {"type": ["boolean", "null"], "description": "Follow symbolic links."},
+    },
+    "required": ["path"],
+}
+
+
+def small_models(count: int) -> list[Any]:
+    """``count`` argument models of three fields, one ``create_model`` each."""
+    return [create_model(f"Small{index}", **SMALL_FIELDS) for index in range(count)]
+
+
+def reference(clock: Callable[[], float], name: str, repeat: int, count: int) -> None:
+    """Small tools: create_model alone, with regenerated schemas, and from JSON Schema."""
+
+    def regenerated() -> None:
+        for model in small_models(count):
+            model.model_json_schema()
+
+    lists = iter(
+        [
+            [
+                {
+                    "name": f"small_{attempt}_{i}",
+                    "description": "Read.",
+                    "inputSchema": SMALL_SCHEMA,
+                }
+                for i in range(count)
+            ]
+            for attempt in range(repeat)
+        ]
+    )
+
+    def from_schema() -> None:
+        made = ToolRegistry(next(lists))
+        made.to_openai()
+        StreamToolParser(made)
+
+    print(f"{count} small tools (3 fields), best of {repeat} ({name} clock)")
+    for label, run in (
+        ("create_model", lambda: small_models(count)),
+        ("+ regenerated schema", regenerated),
+        ("from JSON Schema", from_schema),
+    ):
+        seconds = best(clock, repeat, run)
+        print(f"  {label:<21} {seconds * 1000:8.1f} ms   {seconds / count * 1e6:8.1f} us/tool")
 
 
 def main() -> None:
@@ -96,6 +165,7 @@ def main() -> None:
     ):
         seconds = on_fresh_lists(clock, options.repeat, count, run)
         print(f"  {label:<13} {seconds * 1000:8.1f} ms   {seconds / count * 1e6:8.1f} us/tool")
+    reference(clock, options.clock, options.repeat, count)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ __all__ = [
     "LLMCallResult",
     "LLMFunctionError",
     "ModelError",
+    "NoticeEvent",
     "OpenAIChatModel",
     "ParseErrorEvent",
     "ParseEvent",
@@ -120,6 +121,7 @@ _FACE: dict[str, tuple[str, ...]] = {
         "ErrorType",
         "Event",
         "FramingEvent",
+        "NoticeEvent",
         "ParseErrorEvent",
         "ParseEvent",
         "TextOutputEvent",
@@ -211,6 +213,7 @@ if _typing.TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from .core.events import ErrorType as ErrorType
     from .core.events import Event as Event
     from .core.events import FramingEvent as FramingEvent
+    from .core.events import NoticeEvent as NoticeEvent
     from .core.events import ParseErrorEvent as ParseErrorEvent
     from .core.events import ParseEvent as ParseEvent
     from .core.events import TextOutputEvent as TextOutputEvent

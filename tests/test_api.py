@@ -81,6 +81,7 @@ FACE = {
     "ToolCallEvent",
     "ParseErrorEvent",
     "TokenUsageEvent",
+    "NoticeEvent",
     "CodeBlockDeltaEvent",
     "CodeBlockEvent",
     "FramingEvent",

@@ -42,7 +42,9 @@ def test_plain_run_with_each_protocol(protocol: str) -> None:
     assert "- fix the flaky login test" in text
     assert "? approval: write_file(path='summary.md') -> approved automatically" in text
     assert "wrote 103 characters to summary.md" in text
-    assert "== final answer ==\nDone: summary.md lists the 3 open tasks" in text
+    # The answer streams once; the closing section says how the run ended.
+    assert text.count("Done: summary.md lists the 3 open tasks") == 1
+    assert "\n== the run ended: the model answered ==\nusage:" in text
     assert "usage: input 2220 · output" in text and "4 steps · done" in text
 
 
@@ -72,7 +74,8 @@ def test_chinese() -> None:
     assert "任务: 把这个项目的待办清单和笔记总结到 summary.md 中。" in text
     assert "用户想要项目摘要。" in text
     assert "审批: write_file(path='summary.md') -> 已自动批准（演示）" in text
-    assert "== 最终回答 ==\n完成：summary.md 列出了 3 项待办事项" in text
+    assert text.count("完成：summary.md 列出了 3 项待办事项") == 1
+    assert "== 运行结束：模型已回答 ==" in text
     # The qwen3_coder value starts on the line after its tag: shown without that newline.
     assert "     path = summary.md\n" in text
 
@@ -123,7 +126,7 @@ def test_tools_stay_in_the_sandbox_copy() -> None:
 
 def test_cli_demo(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--no-delay", "--plain", "--language", "zh"]) == 0
-    assert "最终回答" in capsys.readouterr().out
+    assert "运行结束" in capsys.readouterr().out
     assert main(["demo", "--no-delay", "--json", "--protocol", "native"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert json.loads(lines[-1])["kind"] == "agent_done"
@@ -137,7 +140,7 @@ def test_command_runs_as_a_program() -> None:
         check=True,
         cwd=Path(__file__).resolve().parent.parent,
     )
-    assert "== final answer ==" in result.stdout
+    assert "== the run ended: the model answered ==" in result.stdout
 
 
 # --- a model server that fails: one line on stderr, exit status 1 ------------------------------
@@ -193,3 +196,76 @@ def test_max_retries_must_not_be_negative(capsys: pytest.CaptureFixture[str]) ->
         main(["demo", "--max-retries", "-1"])
     assert exit_info.value.code == 2
     assert "--max-retries: must be >= 0, not '-1'" in capsys.readouterr().err
+
+
+# --- limits of a run against a server: --max-tokens, --timeout, --instructions-role -----------
+
+
+def demo_against(server: SSEServer, capsys: pytest.CaptureFixture[str], *options: str) -> Any:
+    """Run the demo in process against the loopback server: (status, stdout, stderr)."""
+    status = main(
+        ["demo", "--no-delay", "--plain", "--base-url", server.url, "--max-retries", "0", *options]
+    )
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def answer(text: str, finish_reason: str = "stop") -> Any:
+    return sse(
+        [chunk(content=text[i : i + 7]) for i in range(0, len(text), 7)]
+        + [chunk(finish_reason=finish_reason)]
+    )
+
+
+def test_demo_sends_max_tokens_and_prints_the_answer_once(capsys: Any) -> None:
+    with SSEServer() as server:
+        server.script(answer("Nothing to do here: the folder is tidy."))
+        status, out, err = demo_against(server, capsys, "--max-tokens", "77")
+        body = server.requests[0].body
+    assert status == 0, err
+    assert body["max_tokens"] == 77
+    assert out.count("Nothing to do here: the folder is tidy.") == 1
+    assert "== the run ended: the model answered ==" in out
+
+
+def test_demo_default_max_tokens_and_a_cut_answer_names_the_option(capsys: Any) -> None:
+    with SSEServer() as server:
+        server.script(answer("I will ramble on and on", finish_reason="length"))
+        status, out, _ = demo_against(server, capsys)
+        body = server.requests[0].body
+    assert status == 0 and body["max_tokens"] == 1024
+    assert out.count("I will ramble on and on") == 1
+    assert "== the run ended: the answer was cut at --max-tokens 1024; raise it" in out
+
+
+@pytest.mark.parametrize("how", ["silent", "keep-alive"])
+def test_demo_timeout_ends_a_hung_server_with_one_line(capsys: Any, how: str) -> None:
+    with SSEServer() as server:
+        if how == "silent":
+            server.script(sse([chunk(content="late")], delay=2))
+        else:
+            server.script(sse([chunk(content="Let me")], done=False, ping_every=0.2))
+        status, _, err = demo_against(server, capsys, "--timeout", "1")
+    assert status == 1
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(f"stream-parser: error: the model server at {server.url} did not")
+    assert "--timeout 1 s" in err and "raise --timeout" in err
+
+
+def test_demo_instructions_in_the_first_user_message(capsys: Any) -> None:
+    with SSEServer() as server:
+        server.script(answer("Done."))
+        status, _, err = demo_against(server, capsys, "--instructions-role", "user")
+        sent = server.requests[0].body["messages"]
+    assert status == 0, err
+    assert [m["role"] for m in sent] == ["user"]
+    assert sent[0]["content"].startswith("You are a careful assistant")
+    assert "Summarise" in sent[0]["content"]
+
+
+@pytest.mark.parametrize("option", ["--max-tokens=0", "--timeout=0", "--timeout=x"])
+def test_demo_limits_must_be_positive(capsys: Any, option: str) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", option])
+    assert exit_info.value.code == 2
+    assert option.split("=")[0] in capsys.readouterr().err

@@ -14,15 +14,20 @@ model can correct itself; a reply cut by its length limit never runs a call.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
+from ..core.dialect_names import dialect_names
+from ..core.events import NoticeEvent, ParseErrorEvent, ToolCallEvent, ToolCallStartEvent
+from ..core.parser import StreamToolParser
+from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
 from ..tools import ToolLike, ToolRegistry
-from .loop import AgentLoop, Approver
+from .loop import AgentLoop, Approver, Reply
 
 __all__ = ["FunctionCallAgent"]
 
@@ -141,10 +146,76 @@ class FunctionCallAgent(AgentLoop):
         )
         self._definitions = self.tools.to_openai()
 
+    def _configure(self, config: ParserConfig) -> ParserConfig:
+        # The tools go to the model natively: a name the text format cannot carry
+        # (github/create_issue in XML) is read from native calls, not refused.
+        return dataclasses.replace(config, native_tools=True)
+
     def _request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
         return self.model.stream(messages, tools=self._definitions or None, **self.model_options)
+
+    def _notices(self, reply: Reply) -> list[NoticeEvent]:
+        # Tools were sent and the model made no native call, but its text writes one:
+        # the server probably ignored `tools` (llama.cpp's does unless tool_choice names
+        # a function), and the model fell back on a format it learned.
+        if not self._definitions or reply.native:
+            return []
+        found = written_call(self.tools, "".join(reply.content))
+        if found is None:
+            return []
+        offset, name, dialect = found
+        message = (
+            f"the reply wrote a call of {name!r} as text ({dialect} markup) and made no "
+            "native call, though the tools were sent: the server may have ignored them "
+            "(llama.cpp's ignores tools unless tool_choice names a function); name the "
+            "function in tool_choice, or use ReActAgent, which reads calls written in text"
+        )
+        return [NoticeEvent(code="call_in_text", message=message, span=(offset, offset))]
 
     def __repr__(self) -> str:
         return (
             f"FunctionCallAgent(tools={list(self.tools)!r}, max_iterations={self.max_iterations})"
         )
+
+
+def written_call(tools: ToolRegistry, text: str) -> tuple[int, str, str] | None:
+    """The first call of a registered tool that ``text`` writes in a known dialect's markup.
+
+    Each known dialect reads the text (only when a tool's name appears in it at all, so
+    that a plain answer costs one substring search per tool).  A call counts once its
+    markup has opened with a registered name, whether or not it is complete or valid.
+
+    Returns:
+        ``(offset, tool name, dialect)`` of the call that begins first, or None.
+
+    Example:
+        >>> from stream_parser.tools import tool
+        >>> @tool
+        ... def add(a: int, b: int) -> int:
+        ...     '''Add.'''
+        ...     return a + b
+        >>> written_call(ToolRegistry([add]), "Sure: <add><a>1</a><b>2</b></add>")
+        (6, 'add', 'xml')
+        >>> written_call(ToolRegistry([add]), "I would add them.") is None
+        True
+    """
+    names = [name for name in tools if name in text]
+    if not names:
+        return None
+    first: tuple[int, str, str] | None = None
+    for dialect in dialect_names():
+        try:
+            config = ParserConfig(dialect=dialect, native_tools=True, emit_deltas=False)
+            parser = StreamToolParser(tools, config=config)
+        except ConfigError:  # a dialect that cannot read these tools at all
+            continue
+        for event in [*parser.feed(text), *parser.close()]:
+            # Where the call's markup begins: the whole call's span, or a failed call's
+            # (cut, malformed), else where it opened (the name, in some formats).
+            if (
+                isinstance(event, ToolCallEvent | ToolCallStartEvent | ParseErrorEvent)
+                and event.tool_name in names
+                and (first is None or event.span[0] < first[0])
+            ):
+                first = (event.span[0], event.tool_name, dialect)
+    return first

@@ -71,6 +71,7 @@ from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
 from ..core.events import (
     ErrorType,
+    NoticeEvent,
     ParseErrorEvent,
     ParseEvent,
     TextOutputEvent,
@@ -112,6 +113,7 @@ __all__ = [
     "ContextStep",
     "Deny",
     "Usage",
+    "start_history",
     "tool_registry",
     "trim_history",
 ]
@@ -777,6 +779,10 @@ class AgentLoop:
         """The system message of a new conversation (``""`` for none)."""
         return self.instructions or ""
 
+    def _notices(self, reply: Reply) -> list[NoticeEvent]:
+        """Notices about a whole reply, given after its last event (none by default)."""
+        return []
+
     def _request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
         """Start one reply: the model's stream for the conversation."""
         return self.model.stream(messages, **self.model_options)
@@ -870,7 +876,7 @@ class AgentLoop:
         """
         if isinstance(input, str) and (context is not None or reasoning or self.show_time):
             input = self.user_prompt(input, context=context, reasoning=reasoning)
-        messages = _start_history(input, history, self.system_prompt(), self.instructions_role)
+        messages = start_history(input, history, self.system_prompt(), self.instructions_role)
         return AgentRun(messages, self._steps)
 
     def run_sync(
@@ -886,6 +892,7 @@ class AgentLoop:
         The run is driven on the library's background event-loop thread (one for the
         process, so a client bound to its loop keeps working across calls).
         """
+        check_sync_tools(self.tools)
         run = self.run(input, history=history, context=context, reasoning=reasoning)
         finished: AgentRun = _background().call(run._drive())
         return finished
@@ -902,6 +909,7 @@ class AgentLoop:
 
         Leaving the loop early (``break``) closes the run, the history left consistent.
         """
+        check_sync_tools(self.tools)
         run = self.run(input, history=history, context=context, reasoning=reasoning)
         return iterate_sync(run)
 
@@ -928,7 +936,7 @@ class AgentLoop:
             if self.instructions_role == "user" and len(sent) < len(messages):
                 # The turn that opened with the instructions was left out: the first turn
                 # sent opens with them instead.
-                sent = _start_history(sent, None, self.system_prompt(), "user")
+                sent = start_history(sent, None, self.system_prompt(), "user")
             source = self._request(sent)
             recorded = reply.record(source)
             events = self._parser().aparse_stream(recorded)
@@ -941,6 +949,8 @@ class AgentLoop:
                     if self.eager_tools and isinstance(event, ToolCallEvent):
                         self._start_eager(run, reply, eager, results)
                 reply.finished = True
+                for notice in self._notices(reply):
+                    yield with_step(notice, step)
             except BaseException as exc:
                 await _cancel_tasks(eager, results)
                 messages.extend(
@@ -1194,16 +1204,22 @@ async def _cancel_tasks(
 # --- helpers --------------------------------------------------------------------------------
 
 
-def _start_history(
+def start_history(
     input: str | Sequence[Message],
     history: Sequence[Message] | None,
     system_prompt: str,
     instructions_role: str = "system",
 ) -> list[Message]:
-    """The conversation a run starts from: history, then the input, system prompt first.
+    r"""The conversation a run starts from: history, then the input, system prompt first.
 
     With ``instructions_role="user"`` the system prompt opens the first user message
-    instead of being a system message of its own.
+    instead of being a system message of its own (once: a conversation that already
+    opens with it is left as it is).  A conversation that starts with a system or
+    developer message, or an empty system prompt, is left as it is too.
+
+    Example:
+        >>> start_history("Hi", None, "Be brief.", "user")
+        [{'role': 'user', 'content': 'Be brief.\n\nHi'}]
     """
     messages: list[Message] = []
     for part in (history or (), input):
@@ -1414,6 +1430,22 @@ def call_sync(awaitable: Awaitable[T]) -> T:
     """
     result: T = _background().call(awaitable)
     return result
+
+
+def check_sync_tools(tools: ToolRegistry) -> None:
+    """Refuse, before any request, a sync run whose tools it could not reach.
+
+    A tool whose function has a ``check_sync_use(loop)`` method (an MCP tool's handler,
+    whose session belongs to one event loop) is asked, with the background loop that
+    will drive the run; it raises when that run could not call it.
+
+    Raises:
+        ConfigError: from a tool's check, saying to use the async form.
+    """
+    for item in tools.tools:
+        check = getattr(item.fn, "check_sync_use", None)
+        if callable(check):
+            check(_background().loop)
 
 
 def _background() -> _BackgroundLoop:

@@ -97,6 +97,17 @@ _positive = _whole_number(1)
 _count = _whole_number(0)
 
 
+def _seconds(spec: str) -> float:
+    """An option's type: a number of seconds greater than 0."""
+    try:
+        value = float(spec)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, not {spec!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be > 0, not {spec!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="stream-parser",
@@ -140,6 +151,28 @@ def _add_demo(commands: Any) -> None:
         type=_count,
         metavar="N",
         help="retries of a failed request to the server (with --base-url; default 2)",
+    )
+    demo.add_argument(
+        "--max-tokens",
+        type=_positive,
+        default=1024,
+        metavar="N",
+        help="the most tokens of one reply (with --base-url; default 1024)",
+    )
+    demo.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=120.0,
+        metavar="SECONDS",
+        help="how long the server may take to answer and to finish a reply "
+        "(with --base-url; default 120)",
+    )
+    demo.add_argument(
+        "--instructions-role",
+        choices=("system", "user"),
+        default="system",
+        help="where the agent's instructions go: a system message (default), or the start "
+        "of the first user message, for servers that drop system messages",
     )
 
 
@@ -218,16 +251,6 @@ def _add_parse(commands: Any) -> None:
         help="the largest tool call kept, in characters (default 1048576): a larger one "
         "is reported as an error and delivered as text",
     )
-
-
-def _seconds(spec: str) -> float:
-    try:
-        value = float(spec)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds, not {spec!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, not {spec!r}")
-    return value
 
 
 def _add_serve(commands: Any) -> None:

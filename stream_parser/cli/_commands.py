@@ -45,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except ModelError as exc:
         # Not the user's mistake in the command (status 2): the server failed the run.
-        message = _model_failure(exc, getattr(args, "base_url", None))
+        message = _model_failure(
+            exc, getattr(args, "base_url", None), getattr(args, "timeout", None)
+        )
         print(f"stream-parser: error: {one_line(message)}", file=sys.stderr)
         return 1
 
@@ -161,6 +163,9 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
         model=args.model,
         api_key=args.api_key,
         max_retries=args.max_retries,
+        max_tokens=args.max_tokens,
+        timeout=args.timeout,
+        instructions_role=args.instructions_role,
     )
     return run_demo(options, out)
 
@@ -204,9 +209,16 @@ def _unreachable(exc: BaseException) -> str | None:
     return None
 
 
-def _model_failure(exc: ModelError, base_url: str | None) -> str:
+def _model_failure(exc: ModelError, base_url: str | None, timeout: float | None) -> str:
     """One line about a model server that failed the demo: what, where, and what to try."""
     server = f"the model server at {base_url}"
+    if timeout is not None and "reply_timeout" in str(exc):
+        # The demo's --timeout is the model's reply_timeout: name the option, not the
+        # library's parameter.
+        return (
+            f"{server} did not finish within --timeout {timeout:g} s (a server that hangs, "
+            "or a reply that takes longer); raise --timeout, or see the server's log"
+        )
     if exc.status_code is not None:
         hint = _HTTP_HINTS.get(exc.status_code) or _HTTP_CLASS_HINTS.get(
             exc.status_code // 100, "check --base-url and --model"

@@ -73,6 +73,13 @@ class ParserConfig:
             text all the same, as it streams, and nothing runs.  HTML elements and
             ``<result>`` never count.  Off by default; the agents turn it on, so that
             the model learns which tools exist.
+        native_tools: the tools also go to the model as native function definitions
+            (OpenAI ``tools``), and their calls may come back as native calls
+            (``delta.tool_calls``).  A tool whose name a configured dialect cannot carry
+            (``github/create_issue`` as an XML tag) is then read from native calls only.
+            Off (the default), the parser refuses such a tool with a
+            :class:`~stream_parser.errors.ConfigError` naming the tool, the dialect and
+            its rule.  ``FunctionCallAgent`` turns it on.
         strict: raise :class:`~stream_parser.errors.StrictModeError` instead of emitting
             a :class:`~stream_parser.core.events.ParseErrorEvent`.  For tests and tooling;
             production code should leave it off.
@@ -91,6 +98,7 @@ class ParserConfig:
     emit_deltas: bool = True
     dialect: str | tuple[str, ...] = "xml"
     report_unknown_tools: bool = False
+    native_tools: bool = False
     strict: bool = False
 
     def __post_init__(self) -> None:

@@ -136,14 +136,17 @@ _NAME_RULES: dict[str, ToolNameRule] = {"xml": XML_TOOL_NAMES}
 def check_tool_names(dialects: Sequence[str], names: Iterable[str]) -> None:
     """Refuse a tool whose name a dialect's format cannot carry.
 
-    What speaks a dialect to a model (a ``ReActAgent``) calls this when it is made.  A
-    parser does not refuse such a tool: it reads no call of it in that format, as it
-    reads its native calls (a ``FunctionCallAgent``'s parser is configured with the xml
-    dialect, whose tags cannot hold ``/``).
+    A parser calls this when it compiles its tools, unless its calls may also come
+    natively (``ParserConfig(native_tools=True)``, as a ``FunctionCallAgent``'s parser:
+    such a tool is then read from native calls only); a ``ReActAgent`` calls it when it
+    is made, so that the error comes before the first request.
 
     Raises:
         ConfigError: naming the tool, the dialect and its rule.
     """
+    if any(d not in _NAME_RULES for d in dialects):
+        # A dialect registers its rule when its module loads, on first use.
+        load_dialects(dialects)
     rules = [(d, _NAME_RULES[d]) for d in dialects if d in _NAME_RULES]
     if rules:
         _check_names(tuple(rules), tuple(names))
@@ -159,7 +162,8 @@ def _check_names(rules: tuple[tuple[str, ToolNameRule], ...], names: tuple[str, 
                 raise ConfigError(
                     f"tool {name!r} cannot be called in the {dialect} dialect: its format "
                     f"needs {rule.words}; read it with a dialect that carries such names "
-                    "(hermes, qwen3_coder...) or rename the tool"
+                    "(hermes, qwen3_coder...), rename the tool, or, when its calls come as "
+                    "native tool calls, set ParserConfig(native_tools=True)"
                 )
 
 

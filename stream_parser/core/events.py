@@ -18,8 +18,8 @@ The parse events come in two families:
 * **Side events** (``TILES = False``): deltas that let a UI show an open block live
   (:class:`ThinkingDeltaEvent`, :class:`ToolCallStartEvent`, :class:`ToolParamDeltaEvent`,
   :class:`ToolArgumentsDeltaEvent`, :class:`CodeBlockDeltaEvent`), errors
-  (:class:`ParseErrorEvent`) and usage (:class:`TokenUsageEvent`).  Their spans point into
-  the input but are outside the tiling.
+  (:class:`ParseErrorEvent`), usage (:class:`TokenUsageEvent`) and notices
+  (:class:`NoticeEvent`).  Their spans point into the input but are outside the tiling.
 
 Events that come from a side channel rather than the text (reasoning deltas and native
 tool calls streamed by a provider, usage reports) have zero-width spans at the text
@@ -46,6 +46,7 @@ __all__ = [
     "ErrorType",
     "Event",
     "FramingEvent",
+    "NoticeEvent",
     "ParseErrorEvent",
     "ParseEvent",
     "Span",
@@ -334,6 +335,29 @@ class TokenUsageEvent(ParseEvent):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class NoticeEvent(ParseEvent):
+    """Something that looks wrong but is not an error: the library's one way to say so.
+
+    A notice carries no raw text: its span is zero-width, ``(k, k)``, at the offset
+    ``k`` of the reply where what it notes begins, so it covers no character (the
+    tiling and losslessness are unchanged) and it is the same however the reply was
+    cut.  Nothing is dropped or run differently because of it.
+
+    Attributes:
+        code: what it notes, a short snake_case string (like ``error_type``), e.g.
+            ``"call_in_text"``: a reply with no native call wrote a call of a
+            registered tool as text, while the tools were sent natively (the server
+            probably ignored ``tools``).
+        message: the same for a person, one or two sentences.
+    """
+
+    code: str
+    message: str
+    span: Span = (0, 0)
+    kind: Literal["notice"] = "notice"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FramingEvent(ParseEvent):
     """Markup of a chat format that is neither text nor content, verbatim.
 
@@ -380,6 +404,7 @@ AnyParseEvent = Annotated[
         | ToolCallEvent
         | ParseErrorEvent
         | TokenUsageEvent
+        | NoticeEvent
         | CodeBlockDeltaEvent
         | CodeBlockEvent
         | FramingEvent

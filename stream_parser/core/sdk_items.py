@@ -19,8 +19,9 @@ or ``"usage"`` key, or an object with a ``choices`` attribute.
 
 From a chunk, :meth:`ChunkReader.delta` takes:
 
-* the first choice (the one with index 0, or without an index; ``n > 1`` is not
-  streamed): ``delta.content`` (with ``delta.refusal`` text appended) -> ``content``;
+* of one choice (by default the one with index 0, or without an index; a
+  ``ChunkReader(choice=i)`` reads choice ``i`` of an ``n > 1`` stream):
+  ``delta.content`` (with ``delta.refusal`` text appended) -> ``content``;
   ``delta.reasoning_content`` or, as some servers name it, ``delta.reasoning`` ->
   ``reasoning``; ``delta.tool_calls[i]`` (``index``, ``id``, ``function.name``,
   ``function.arguments``) -> ``tool_calls``; ``finish_reason`` -> ``finish_reason``;
@@ -177,19 +178,24 @@ def _is_list(value: Any) -> bool:
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray))
 
 
-def _first_choice(choices: Any) -> Any:
-    """The choice with index 0 (or without an index); None if there is none."""
+def _choice_of(choices: Any, wanted: int) -> Any:
+    """The choice with index ``wanted`` (for 0, also one without an index); None if none."""
     if not _is_list(choices):
         return None
     for choice in choices:
         index = read_field(choice, "index")
-        if index is None or index == 0:
+        if index == wanted or (index is None and wanted == 0):
             return choice
     return None
 
 
 class ChunkReader:
     """Turns the chat completion chunks of one stream into :class:`ChatDelta` items.
+
+    Args:
+        choice: the index of the choice to read (``n > 1`` streams several choices in
+            the same chunks; one reader per choice reads them apart).  Choice 0 is also
+            a choice without an index.
 
     Example:
         >>> reader = ChunkReader()
@@ -198,11 +204,15 @@ class ChunkReader:
         'hm'
         >>> reader.delta({"choices": [], "usage": {"total_tokens": 7}}).usage
         {'total_tokens': 7}
+        >>> second = {"choices": [{"index": 1, "delta": {"content": "b"}}]}
+        >>> ChunkReader(choice=1).delta(second).content
+        'b'
     """
 
-    __slots__ = ("_index_by_id", "_last_index", "_next_index")
+    __slots__ = ("_choice", "_index_by_id", "_last_index", "_next_index")
 
-    def __init__(self) -> None:
+    def __init__(self, choice: int = 0) -> None:
+        self._choice = choice
         self._index_by_id: dict[str, int] = {}
         self._last_index: int | None = None
         self._next_index = 0
@@ -210,7 +220,7 @@ class ChunkReader:
     def delta(self, chunk: Any) -> ChatDelta:
         """The :class:`ChatDelta` that ``chunk`` stands for (empty if it carries nothing)."""
         usage = _usage(read_field(chunk, "usage"))
-        choice = _first_choice(read_field(chunk, "choices"))
+        choice = _choice_of(read_field(chunk, "choices"), self._choice)
         if choice is None:
             return ChatDelta(usage=usage)
         delta = read_field(choice, "delta")
@@ -268,10 +278,11 @@ class ChunkReader:
 class ChunkDeltas:
     r"""Turns the chunks of one reply into :class:`ChatDelta` items, in valid Unicode.
 
-    :class:`ChunkReader` reads each chunk (and places the tool-call fragments of servers
-    that omit their index).  JSON escapes text as UTF-16, so a server that cuts its text
-    between the two halves of a surrogate pair (``"\ud83d"``, then ``"\ude00"``) sends
-    each half in its own chunk, and the JSON decoder leaves each one a lone surrogate.
+    :class:`ChunkReader` reads each chunk, for the choice given (0 by default), and places
+    the tool-call fragments of servers that omit their index.  JSON escapes text as
+    UTF-16, so a server that cuts its text between the two halves of a surrogate pair
+    (``"\ud83d"``, then ``"\ude00"``) sends each half in its own chunk, and the JSON
+    decoder leaves each one a lone surrogate.
     Per text channel (content, reasoning, each call's arguments) a trailing high
     surrogate is therefore held back until the next piece of that channel brings its
     pair; the finish reason (or :meth:`flush`, at the end) turns what is still held into
@@ -287,8 +298,8 @@ class ChunkDeltas:
         True
     """
 
-    def __init__(self) -> None:
-        self._reader = ChunkReader()
+    def __init__(self, choice: int = 0) -> None:
+        self._reader = ChunkReader(choice)
         self._held: dict[str | int, str] = {}  # "content" / "reasoning" / call index
 
     def delta(self, chunk: Any) -> ChatDelta | None:

@@ -28,6 +28,7 @@ from typing import Any, Final, Generic, TypeVar, cast
 
 from ..schema.names import is_xml_tool_name
 from .config import ParserConfig
+from .dialect_registry import check_tool_names
 from .plugins import ParsePlugin
 from .readers import ToolSpec, ToolTable
 from .scan import TagKind, TagSpec, TagTable, stop_pattern
@@ -190,12 +191,16 @@ def _compile_tools(
     converter = (
         xml_parser if xml_parser is not None else XMLArgumentConverter(models, config=config)
     )
+    if not config.native_tools:
+        # A tool the text formats cannot name would never be read: refused, unless its
+        # calls may come natively (a function-calling loop reads them from the side channel).
+        check_tool_names(config.dialects, models)
     tools = {name: ToolSpec(name, converter.param_names(name)) for name in models}
     pairs = config.thinking_pairs
     specs = [TagSpec(start, TagKind.THINKING, end_tag=end) for start, end in pairs]
     if "xml" in config.dialects:
-        # A name that cannot be an XML tag (github/create_issue) has no XML calls: an
-        # agent speaking the xml dialect refuses such a tool (check_tool_names).
+        # A name that cannot be an XML tag (github/create_issue) has no XML calls: such a
+        # tool is here only when its calls come natively (ParserConfig.native_tools).
         specs += [
             TagSpec(f"<{name}>", TagKind.TOOL, tool_name=name, next_chars="<")
             for name in models

@@ -221,6 +221,8 @@ class AgentSettings:
         model_options: options for every request.
         model_dialect: for ``"auto"``, what
             :func:`~stream_parser.dialects.dialect_for_model` found for the model's name.
+        instructions_role: where the agent puts the instructions: ``"system"`` or
+            ``"user"`` (the first user message).
     """
 
     model: ChatModel
@@ -231,6 +233,7 @@ class AgentSettings:
     language: str
     model_options: dict[str, Any] | None
     model_dialect: ModelDialect | None = None
+    instructions_role: str = "system"
 
     @classmethod
     def check(
@@ -244,6 +247,7 @@ class AgentSettings:
         max_iterations: int,
         language: str,
         model_options: Mapping[str, Any] | None,
+        instructions_role: str = "system",
     ) -> AgentSettings:
         """Check a decorator's arguments.
 
@@ -268,6 +272,7 @@ class AgentSettings:
             max_iterations=max_iterations,
             language=check_language(language),
             model_options=dict(model_options) if model_options else None,
+            instructions_role=instructions_role,
         )
         # The agent checks the limits and the options: building one now reports a bad
         # value when the function is decorated, not at its first call.
@@ -290,6 +295,7 @@ class AgentSettings:
             "max_tool_calls": self.max_tool_calls,
             "model_options": self.model_options,
             "language": self.language,
+            "instructions_role": self.instructions_role,
         }
         chat_model = model if model is not None else self.model
         if self.protocol == "native":

@@ -43,12 +43,12 @@ from collections.abc import (
 )
 from typing import Any, Final, Generic, Literal, ParamSpec, TypeAlias, cast
 
-from ..agent.loop import AgentLoop, AgentRun
+from ..agent.loop import AgentLoop, AgentRun, check_sync_tools, start_history
 from ..agent.react import ReActAgent
 from ..core.chunks import ChatDelta
 from ..core.events import TextOutputEvent
 from ..errors import ConfigError
-from ..llm.base import AssistantMessage, ChatModel, Message, SystemMessage, UserMessage
+from ..llm.base import AssistantMessage, ChatModel, Message, UserMessage
 from ..tools import ToolLike, ToolRegistry
 from .calls import (
     AgentSettings,
@@ -132,6 +132,7 @@ class LLMChat(Generic[P]):
 
         Leaving the loop early (``break``) closes the turn.
         """
+        check_sync_tools(self._settings.run.tools)
         return iterate_sync(self._turn(args, dict(kwargs), current_trace_id()))
 
     def _turn(
@@ -156,8 +157,7 @@ class LLMChat(Generic[P]):
         tee = _Tee(settings.run.model)
         agent = settings.run.agent(system_prompt=None, model=tee)
         system = self._system_prompt(agent)
-        sent: list[Message] = [SystemMessage(role="system", content=system)] if system else []
-        run = agent.run([*sent, *turn])
+        run = agent.run(start_history(turn, None, system, settings.run.instructions_role))
         collected: list[Any] = []
         try:
             async with contextlib.aclosing(self._chunks(run, tee)) as chunks:
@@ -227,6 +227,7 @@ def llm_chat(
     max_iterations: int = 10,
     language: str = "en",
     model_options: Mapping[str, Any] | None = None,
+    instructions_role: str = "system",
 ) -> Callable[[Callable[P, Any]], LLMChat[P]]:
     """Turn a function's docstring and parameters into a streamed chat turn.
 
@@ -243,13 +244,17 @@ def llm_chat(
         max_iterations: the most model requests in the turn.
         language: the language of the text the library writes (tool list, notes).
         model_options: options for every request.
+        instructions_role: ``"system"`` (the instructions are a system message) or
+            ``"user"`` (they open the first user message), for servers whose chat
+            template drops or refuses system messages (llama-cpp-python's ``gemma``
+            format drops them).
 
     Returns:
         The decorator; the decorated function is an :class:`LLMChat`.
 
     Raises:
         ConfigError: a model that is not a ``ChatModel``, an unknown protocol or return
-            mode, a bad toolkit or limit.
+            mode, a bad toolkit or limit, an unknown instructions_role.
 
     Example:
         >>> from stream_parser.testing import ScriptedModel
@@ -271,6 +276,7 @@ def llm_chat(
         max_iterations=max_iterations,
         language=language,
         model_options=model_options,
+        instructions_role=instructions_role,
     )
     if return_mode not in _RETURN_MODES:
         raise ConfigError(f"return_mode must be one of {_RETURN_MODES!r}, got {return_mode!r}")

@@ -45,7 +45,7 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, get_args, get_
 from pydantic import BaseModel
 
 from ..agent.events import StepStartEvent
-from ..agent.loop import Usage, call_sync
+from ..agent.loop import Usage, call_sync, check_sync_tools
 from ..core.events import TextOutputEvent
 from ..errors import AnswerValidationError, ConfigError, RunLimitError
 from ..llm.base import ChatModel, Message, UserMessage
@@ -435,6 +435,7 @@ class LLMFunction(_TypedFunction, Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the model as the function; returns a value of its return type."""
         parent = current_trace_id()
+        check_sync_tools(self._settings.run.tools)
         if self._item is not None:
             return cast(R, iterate_sync(self._public(args, kwargs, parent, streaming=True)))
         result: R = call_sync(self._result(args, kwargs, parent)).value
@@ -446,6 +447,7 @@ class LLMFunction(_TypedFunction, Generic[P, R]):
         For a streamed list the value is the list of every item.
         """
         # The trace id of the caller is read here, before the hop to the background loop.
+        check_sync_tools(self._settings.run.tools)
         return call_sync(self._result(args, kwargs, current_trace_id()))
 
     def stream(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[Any]:
@@ -455,6 +457,7 @@ class LLMFunction(_TypedFunction, Generic[P, R]):
         (validated), then the validated object.  For ``Iterator[X]``: the items.  For any
         other type: the value alone.
         """
+        check_sync_tools(self._settings.run.tools)
         return iterate_sync(self._public(args, kwargs, current_trace_id(), streaming=True))
 
 
@@ -521,6 +524,7 @@ def llm_function(
     user_prompt_template: str | None = None,
     language: str = "en",
     model_options: Mapping[str, Any] | None = None,
+    instructions_role: str = "system",
 ) -> _Decorator:
     """Turn a typed function with a docstring into an LLM call that returns its type.
 
@@ -542,6 +546,10 @@ def llm_function(
         user_prompt_template: your own Jinja2 template for the user message.
         language: the language of the prompts: ``"en"`` or ``"zh"``.
         model_options: options for every request (``temperature``, ``max_tokens``...).
+        instructions_role: ``"system"`` (the instructions are a system message) or
+            ``"user"`` (they open the first user message), for servers whose chat
+            template drops or refuses system messages (llama-cpp-python's ``gemma``
+            format drops them).
 
     Returns:
         The decorator.  A ``def`` becomes an :class:`LLMFunction`, an ``async def`` an
@@ -549,7 +557,7 @@ def llm_function(
 
     Raises:
         ConfigError: a model that is not a ``ChatModel``, an unknown protocol, a bad
-            toolkit, a limit below its minimum, an unknown language.
+            toolkit, a limit below its minimum, an unknown language or instructions_role.
 
     Example:
         >>> from stream_parser.testing import ScriptedModel
@@ -568,6 +576,7 @@ def llm_function(
         max_iterations=max_iterations,
         language=language,
         model_options=model_options,
+        instructions_role=instructions_role,
     )
     if isinstance(retry_times, bool) or not isinstance(retry_times, int) or retry_times < 0:
         raise ConfigError(f"retry_times must be an int >= 0, got {retry_times!r}")

@@ -63,6 +63,12 @@ class DemoOptions:
         api_key: the server's key (``"none"`` when not given).
         max_retries: how many times a failed request to the server is retried (429, 5xx,
             no connection); None keeps the ``openai`` SDK's default (2).
+        max_tokens: with ``base_url``, the most tokens of one reply (sent as
+            ``max_tokens``): a model that never stops ends its reply there.
+        timeout: with ``base_url``, seconds a request may wait for the server and one
+            reply may take in all (the model's ``timeout`` and ``reply_timeout``).
+        instructions_role: ``"system"`` or ``"user"``: where the agent's instructions
+            go, for servers that drop system messages.
     """
 
     protocol: str = "xml"
@@ -74,6 +80,9 @@ class DemoOptions:
     model: str | None = None
     api_key: str | None = None
     max_retries: int | None = None
+    max_tokens: int = 1024
+    timeout: float = 120.0
+    instructions_role: str = "system"
 
 
 def run_demo(options: DemoOptions, out: TextIO) -> int:
@@ -107,6 +116,9 @@ def _model(options: DemoOptions) -> tuple[ChatModel, str]:
             base_url=options.base_url,
             api_key=options.api_key or "none",
             max_retries=options.max_retries,
+            timeout=options.timeout,
+            reply_timeout=options.timeout,
+            max_tokens=options.max_tokens,
         )
     except ImportError as exc:  # depends on the installed extras
         raise ConfigError(
@@ -135,6 +147,7 @@ async def _run(options: DemoOptions, out: TextIO) -> int:
             # The agent's own prompt text (tool instructions, observations) in the same
             # language as the demo.
             "language": options.language,
+            "instructions_role": options.instructions_role,
         }
         if options.protocol == "native":
             agent = FunctionCallAgent(model, tools, **common)
@@ -161,5 +174,6 @@ async def _run(options: DemoOptions, out: TextIO) -> int:
             aclose = getattr(model, "aclose", None)
             if aclose is not None:
                 await aclose()
-        renderer.finish(run.output, run.usage, run.steps, str(run.reason))
+        limit = options.max_tokens if options.base_url is not None else None
+        renderer.finish(run.usage, run.steps, str(run.reason), max_tokens=limit)
     return 0

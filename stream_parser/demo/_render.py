@@ -24,7 +24,13 @@ LABELS: dict[str, dict[str, str]] = {
         "error": "error",
         "approval": "approval",
         "approved": "approved automatically (demo)",
-        "answer": "final answer",
+        "ended": "the run ended: {how}",
+        "done": "the model answered",
+        "length": "the answer was cut: the reply reached its token limit",
+        "length_limit": "the answer was cut at --max-tokens {n}; raise it for a longer answer",
+        "max_iterations": "the run reached its step limit",
+        "max_tool_calls": "the run reached its tool-call limit",
+        "notice": "notice",
         "usage": "usage",
         "tokens": "input {i} · output {o} (reasoning {r}) tokens · {s} steps · {reason}",
     },
@@ -40,7 +46,13 @@ LABELS: dict[str, dict[str, str]] = {
         "error": "错误",
         "approval": "审批",
         "approved": "已自动批准（演示）",
-        "answer": "最终回答",
+        "ended": "运行结束：{how}",
+        "done": "模型已回答",
+        "length": "回答被截断：回复达到了词元上限",
+        "length_limit": "回答在 --max-tokens {n} 处被截断；调大它可得到更长的回答",
+        "max_iterations": "运行达到了步数上限",
+        "max_tool_calls": "运行达到了工具调用次数上限",
+        "notice": "提示",
         "usage": "用量",
         "tokens": "输入 {i} · 输出 {o}（推理 {r}）词元 · {s} 步 · {reason}",
     },
@@ -143,16 +155,29 @@ class Renderer:
                 self._line(f"     {row}", style)
         elif kind == "error":
             self._line(f"!  {self._labels['error']} {e.error_type}: {e.message}", "red")
+        elif kind == "notice":
+            self._line(f"!  {self._labels['notice']} {e.code}: {e.message}", "yellow")
 
     def interrupted(self) -> None:
         """End the line a failed run left open, so that its error starts a line of its own."""
         self._end_line()
 
-    def finish(self, output: str, usage: Usage, steps: int, reason: str) -> None:
-        """The final answer and the tokens used."""
+    def finish(self, usage: Usage, steps: int, reason: str, *, max_tokens: int | None) -> None:
+        """How the run ended and the tokens used (the answer itself has just streamed).
+
+        Args:
+            usage: the run's tokens.
+            steps: the run's steps.
+            reason: why it ended (``StopReason``).
+            max_tokens: the ``--max-tokens`` in force, to name it when the answer was cut.
+        """
+        labels = self._labels
+        how = labels.get(reason, reason)
+        if reason == "length" and max_tokens is not None:
+            how = labels["length_limit"].format(n=max_tokens)
         self._line()
-        self._line(f"== {self._labels['answer']} ==", "bold green")
-        self._line(output)
+        style = "bold green" if reason == "done" else "yellow"
+        self._line(f"== {labels['ended'].format(how=how)} ==", style)
         tokens = self._labels["tokens"].format(
             i=usage.input_tokens,
             o=usage.output_tokens,
@@ -177,7 +202,7 @@ class JsonRenderer(Renderer):
         self._out.write(event_to_json(event) + "\n")
         self._out.flush()
 
-    def finish(self, output: str, usage: Usage, steps: int, reason: str) -> None:
+    def finish(self, usage: Usage, steps: int, reason: str, *, max_tokens: int | None) -> None:
         """Nothing: ``agent_done`` was the last line."""
 
 

@@ -28,6 +28,7 @@ model name contains                    dialect          reasoning              p
 ``deepseek-v3``, ``deepseek`` …        ``deepseek``     ``<think>…</think>``   no
 ``gpt-oss``                            ``gpt_oss``      (harmony channels)     no
 ``qwen3-coder``                        ``qwen3_coder``  none                   no
+``qwen3.5`` … ``qwen3.9``              ``qwen3_coder``  ``<think>…</think>``   no
 ``qwen3…thinking``                     ``hermes``       ``<think>…</think>``   yes
 ``qwen3…instruct-2507``                ``hermes``       none                   no
 ``qwq``                                ``hermes``       ``<think>…</think>``   yes
@@ -39,8 +40,9 @@ model name contains                    dialect          reasoning              p
                                                         ``…<channel|>``
 ``kimi-k2…thinking``                   ``kimi``         ``<think>…</think>``   yes
 ``kimi-k2``                            ``kimi``         none                   no
+``kimi-k3`` and later                  ``kimi``         K3's think channel     no
 ``glm-4.5`` / ``4.6`` / ``4.7``,       ``glm``          ``<think>…</think>``   no
-``glm-z1``
+``glm-z1``, ``glm-5`` and later
 ``glm-4``, ``glm4``                    ``glm``          none                   no
 ``magistral``                          ``mistral``      ``[THINK]…[/THINK]``   no
 ``mistral``, ``ministral``,            ``mistral``      none                   no
@@ -113,6 +115,7 @@ class ModelDialect:
 # Separators between a family's name and its version: "llama3.1", "llama-3.1", "llama_3_1".
 _SEP: Final = r"[-_. ]?"
 _THINK: Final = ("<think>", "</think>")
+_K3_THINK: Final = ("<|open|>think<|sep|>", "<|close|>think<|sep|>")
 
 MODEL_PATTERNS: Final[tuple[tuple[re.Pattern[str], ModelDialect], ...]] = tuple(
     (re.compile(pattern.replace("~", _SEP)), found)
@@ -123,6 +126,8 @@ MODEL_PATTERNS: Final[tuple[tuple[re.Pattern[str], ModelDialect], ...]] = tuple(
         (r"deepseek", ModelDialect("deepseek", _THINK)),
         (r"gpt~oss", ModelDialect("gpt_oss")),
         (r"qwen3~coder", ModelDialect("qwen3_coder")),
+        # Qwen3.5 and later write their calls in Qwen3-Coder's XML form.
+        (r"qwen3[._][5-9](?![0-9])", ModelDialect("qwen3_coder", _THINK)),
         (r"qwen3.*thinking", ModelDialect("hermes", _THINK, prefilled_reasoning=True)),
         (r"qwen3.*instruct~2507", ModelDialect("hermes")),
         (r"qwq", ModelDialect("hermes", _THINK, prefilled_reasoning=True)),
@@ -133,7 +138,8 @@ MODEL_PATTERNS: Final[tuple[tuple[re.Pattern[str], ModelDialect], ...]] = tuple(
         (r"gemma~4(?![0-9])", ModelDialect("gemma4", ("<|channel>thought", "<channel|>"))),
         (r"kimi~k2.*thinking", ModelDialect("kimi", _THINK, prefilled_reasoning=True)),
         (r"kimi~k2", ModelDialect("kimi")),
-        (r"glm~(?:4[-_.]?[5-9](?![0-9b])|z1)", ModelDialect("glm", _THINK)),
+        (r"kimi~k[3-9](?![0-9])", ModelDialect("kimi", _K3_THINK)),
+        (r"glm~(?:4[-_.]?[5-9](?![0-9b])|z1|[5-9](?![0-9b]))", ModelDialect("glm", _THINK)),
         (r"glm~4", ModelDialect("glm")),
         (r"magistral", ModelDialect("mistral", ("[THINK]", "[/THINK]"))),
         (r"mistral|ministral|mixtral|devstral|codestral", ModelDialect("mistral")),

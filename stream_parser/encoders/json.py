@@ -45,6 +45,7 @@ from ..core.events import (
     CodeBlockEvent,
     Event,
     FramingEvent,
+    NoticeEvent,
     ParseErrorEvent,
     TextOutputEvent,
     ThinkingDeltaEvent,
@@ -68,6 +69,7 @@ AnyEvent: TypeAlias = (
     | ToolCallEvent
     | ParseErrorEvent
     | TokenUsageEvent
+    | NoticeEvent
     | CodeBlockDeltaEvent
     | CodeBlockEvent
     | FramingEvent

@@ -67,13 +67,15 @@ imported without it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import json
 import logging
 import os
-import re
+import threading
 import time
+import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -82,6 +84,15 @@ from ..core.chunks import ChatDelta
 from ..core.sdk_items import ChunkDeltas, fix_surrogates, read_field
 from ..errors import ConfigError
 from .base import ContextLengthError, Message, ModelError
+from .sse import CONTEXT_NOTE as _CONTEXT_NOTE
+from .sse import SSEDecoder as _SSEDecoder
+from .sse import StreamFailure as _Failure
+from .sse import completion_as_chunk as _completion_as_chunk
+from .sse import error_message as _error_message
+from .sse import event_payload as _event_payload
+from .sse import is_context_overflow as _is_context_overflow
+from .sse import plainly as _plainly
+from .sse import shorten as _shorten
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -177,6 +188,9 @@ class OpenAIChatModel:
         client: an ``openai.AsyncOpenAI`` to use instead of building one; the caller
             keeps ownership of it (:meth:`aclose` does not close it).  Cannot be
             combined with ``base_url``, ``api_key``, ``max_retries`` or ``timeout``.
+            Its connections belong to the event loop that first uses it: a request
+            from another loop is a :class:`~stream_parser.errors.ConfigError` (a model
+            that builds its own client builds one per event loop instead).
         max_retries: how many times the SDK retries a failed request (429, 5xx,
             connection errors) before :class:`~stream_parser.llm.ModelError` is
             raised; None keeps the SDK's default (2).  Use 0 in tests.
@@ -197,6 +211,12 @@ class OpenAIChatModel:
             ``docs/dialects.md`` for what each server needs besides (its own tool
             parser off).
         **defaults: request options sent with every call.
+
+    One model may be used from several event loops, one after another or at once (the
+    caller's ``asyncio.run(...)``, then a sync decorated function, which runs on the
+    library's own loop in another thread): an SDK client's pooled connections belong to
+    the loop that opened them, so the model keeps one client per event loop, made on
+    first use there.  :meth:`aclose` closes them all.
 
     Raises:
         ImportError: if the ``openai`` package is not installed.
@@ -244,6 +264,7 @@ class OpenAIChatModel:
                 )
             self._client = client
             self._owns_client = False
+            self._client_options: dict[str, Any] = {}
         else:
             openai = _import_openai()
             if api_key is None:
@@ -256,12 +277,49 @@ class OpenAIChatModel:
                 client_options["timeout"] = timeout
             self._client = openai.AsyncOpenAI(**client_options)
             self._owns_client = True
+            self._client_options = client_options
         self._known = _known_parameters(self._client)
+        # The client of each event loop that used the model.  The first client (above)
+        # waits for the first loop; weak keys: a loop that is gone takes its entry along.
+        self._loop_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncOpenAI] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._unclaimed: AsyncOpenAI | None = self._client
+        self._clients_lock = threading.Lock()
 
     @property
     def client(self) -> AsyncOpenAI:
-        """The underlying ``openai.AsyncOpenAI`` client."""
-        return self._client
+        """The ``openai.AsyncOpenAI`` client of the running event loop.
+
+        Outside a running loop, or on a loop the model has not used yet, the first
+        client (the one given as ``client=``, or the first one made).
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return self._client
+        return self._loop_clients.get(loop, self._client)
+
+    def _client_of_loop(self) -> AsyncOpenAI:
+        """The client for the running event loop, made on first use there."""
+        loop = asyncio.get_running_loop()
+        with self._clients_lock:
+            client = self._loop_clients.get(loop)
+            if client is not None:
+                return client
+            if self._unclaimed is not None:
+                client, self._unclaimed = self._unclaimed, None
+            elif self._owns_client:
+                client = _import_openai().AsyncOpenAI(**self._client_options)
+            else:
+                raise ConfigError(
+                    "the client given to OpenAIChatModel(client=...) belongs to the event "
+                    "loop that first used it, and this request comes from another one; "
+                    "let the model build its own client (base_url=..., api_key=...), "
+                    "which it does once per event loop, or use it from one loop only"
+                )
+            self._loop_clients[loop] = client
+            return client
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -272,9 +330,34 @@ class OpenAIChatModel:
         return f"OpenAIChatModel(model={self.model!r}, base_url={str(self._client.base_url)!r})"
 
     async def aclose(self) -> None:
-        """Close the HTTP client, if this model created it."""
-        if self._owns_client:
-            await self._client.close()
+        """Close the HTTP clients this model created (a given ``client`` stays open).
+
+        The client of the running loop, and those of loops that are not running, are
+        closed here; a client whose loop is running in another thread is closed on that
+        loop.  Used again afterwards, the model makes a fresh client for each loop.
+        """
+        if not self._owns_client:
+            return
+        with self._clients_lock:
+            owners = {id(client): loop for loop, client in self._loop_clients.items()}
+            clients = list(self._loop_clients.values())
+            if self._unclaimed is not None:
+                clients.append(self._unclaimed)
+            # Used again after this, the model makes a fresh client for each loop.
+            self._loop_clients = weakref.WeakKeyDictionary()
+            self._unclaimed = None
+        here = asyncio.get_running_loop()
+        for client in clients:
+            loop = owners.get(id(client))
+            if loop is not None and loop is not here and loop.is_running():
+                # Its connections belong to that loop: close them there.
+                done = asyncio.run_coroutine_threadsafe(client.close(), loop)
+                with contextlib.suppress(Exception):
+                    await asyncio.wrap_future(done)
+                continue
+            with contextlib.suppress(Exception):
+                # On a loop that is closed, its sockets are gone with it; closing can fail.
+                await client.close()
 
     async def __aenter__(self) -> OpenAIChatModel:
         return self
@@ -313,7 +396,7 @@ class OpenAIChatModel:
         openai = _import_openai()
         request, reply_timeout = self._request(messages, tools, options)
         clock = _Clock(reply_timeout)
-        create: Any = self._client.chat.completions.create
+        create: Any = self._client_of_loop().chat.completions.create
         _log_request(request)
         started = time.monotonic()
         try:
@@ -365,7 +448,10 @@ class OpenAIChatModel:
             if error is None and not finished:
                 error = "the stream ended without a finish_reason"
                 if not body.received:
-                    error += " (the server sent no data)"
+                    error += (
+                        " (the server sent no data; with llama.cpp this usually means the "
+                        "prompt is longer than the server's context size)"
+                    )
             elapsed = time.monotonic() - started
             if error is not None:
                 error = fix_surrogates(error)  # it may quote the server, surrogates included
@@ -415,7 +501,7 @@ class OpenAIChatModel:
         reply_timeout = _check_reply_timeout(merged.pop("reply_timeout", self.reply_timeout))
         request: dict[str, Any] = {
             "model": merged.pop("model", self.model),
-            "messages": _valid_unicode(list(messages)),
+            "messages": _valid_unicode([_sendable(message) for message in messages]),
             "stream": True,
         }
         stream_options = merged.pop("stream_options", {})
@@ -443,6 +529,24 @@ class OpenAIChatModel:
         if extra_body:
             request["extra_body"] = _valid_unicode(extra_body)
         return request, reply_timeout
+
+
+def _sendable(message: Message) -> Any:
+    """A message as every server takes it.
+
+    An assistant message that holds only tool calls has ``content`` None (or none at
+    all) in the OpenAI format, and llama.cpp's server answers such a request with HTTP
+    500 (its schema wants a string); ``""`` means the same to every server.  A copy: the
+    history keeps what the format allows.
+    """
+    if (
+        isinstance(message, Mapping)
+        and message.get("role") == "assistant"
+        and message.get("tool_calls")
+        and message.get("content") is None
+    ):
+        return {**message, "content": ""}
+    return message
 
 
 async def _send(openai: ModuleType, create: Any, request: dict[str, Any], clock: _Clock) -> Any:
@@ -531,41 +635,6 @@ def _describe(exc: BaseException) -> str:
 
 # How servers say that a request does not fit in the model's context.  Codes and types:
 # OpenAI's ``context_length_exceeded``, llama.cpp's ``exceed_context_size_error``.
-_CONTEXT_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
-# Phrases (lower case): OpenAI and vLLM ("This model's maximum context length is N
-# tokens. However, you requested M tokens"), llama.cpp ("request (N tokens) exceeds the
-# available context size (M tokens)"), vLLM's engine ("Prompt length of N is longer than
-# the maximum model length of M", "Input prompt (N tokens) is too long and exceeds limit").
-_CONTEXT_PHRASES = (
-    "maximum context length",
-    "context length exceeded",
-    "context_length_exceeded",
-    "exceeds the available context size",
-    "exceed_context_size",
-    "longer than the maximum model length",
-    "is too long and exceeds limit",
-)
-_CONTEXT_NOTE = "the conversation is too long for the model's context (context length exceeded)"
-
-
-def _is_context_overflow(payload: Any, message: str) -> bool:
-    """Whether an error (its decoded body and message) says the context is exceeded."""
-    for obj in (payload, read_field(payload, "error")):
-        for key in ("code", "type"):
-            value = read_field(obj, key)
-            if isinstance(value, str) and value.lower() in _CONTEXT_CODES:
-                return True
-    text = message.lower()
-    return any(phrase in text for phrase in _CONTEXT_PHRASES)
-
-
-def _plainly(payload: Any, message: str) -> str:
-    """``message``, led by a plain statement when it says the context is exceeded."""
-    if _is_context_overflow(payload, message):
-        return f"{_CONTEXT_NOTE}; the server said: {message}"
-    return message
-
-
 def _status_error(exc: Any) -> ModelError:
     """A :class:`ModelError` (or ContextLengthError) from an ``openai.APIStatusError``."""
     body = getattr(exc, "body", None)
@@ -634,10 +703,6 @@ def _valid_unicode(value: Any) -> Any:
 
 class _Expired(Exception):
     """``reply_timeout`` ran out."""
-
-
-class _Failure(Exception):
-    """The reply failed in a way worth its own message (an error frame, a bad answer)."""
 
 
 class _Clock:
@@ -770,177 +835,3 @@ async def _json_answer(body: _Body, mapper: ChunkDeltas) -> AsyncGenerator[ChatD
             yield delta
         raise _Failure("the server's JSON answer has no finish_reason")
     yield delta
-
-
-def _completion_as_chunk(payload: Any) -> dict[str, Any] | None:
-    """A whole ``chat.completion`` rewritten as one chunk (``message`` -> ``delta``)."""
-    if not isinstance(payload, Mapping):
-        return None
-    choices = payload.get("choices")
-    if not isinstance(choices, list):
-        return None
-    converted = []
-    for choice in choices:
-        message = choice.get("message") if isinstance(choice, Mapping) else None
-        if not isinstance(message, Mapping):
-            continue
-        delta = dict(message)
-        calls = message.get("tool_calls")
-        if isinstance(calls, list):
-            # A whole call has no ``index`` (there is nothing to interleave); give each
-            # its position, and arguments sent as a JSON object their string form.
-            delta["tool_calls"] = [
-                _whole_call(position, call)
-                for position, call in enumerate(calls)
-                if isinstance(call, Mapping)
-            ]
-        converted.append(
-            {
-                "index": choice.get("index", 0),
-                "delta": delta,
-                "finish_reason": choice.get("finish_reason"),
-            }
-        )
-    if not converted:
-        return None
-    return {"choices": converted, "usage": payload.get("usage")}
-
-
-def _whole_call(position: int, call: Mapping[str, Any]) -> dict[str, Any]:
-    result = dict(call)
-    result.setdefault("index", position)
-    function = call.get("function")
-    if isinstance(function, Mapping) and isinstance(function.get("arguments"), (Mapping, list)):
-        result["function"] = {**function, "arguments": json.dumps(function["arguments"])}
-    return result
-
-
-def _shorten(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def _error_message(payload: Any) -> str | None:
-    """The message of an error object (``{"error": ...}``, or vLLM's ``"object": "error"``)."""
-    if not isinstance(payload, Mapping):
-        return None
-    error = payload.get("error")
-    if error:
-        if isinstance(error, Mapping):
-            message = error.get("message")
-            return message if isinstance(message, str) and message else _shorten(str(error))
-        return _shorten(str(error))
-    if payload.get("object") == "error":
-        message = payload.get("message")
-        return message if isinstance(message, str) and message else _shorten(str(payload))
-    return None
-
-
-def _event_payload(event: _Event) -> Any:
-    """The JSON payload of one event; an error frame or an error object is a _Failure."""
-    if event.error is not None or event.name == "error":
-        text = event.data if event.error is None else event.error
-        try:
-            payload = json.loads(text)
-        except ValueError:
-            payload = None
-        message = _error_message(payload)
-        if message is None and isinstance(payload, Mapping):
-            found = payload.get("message")
-            message = found if isinstance(found, str) and found else None
-        message = message or _shorten(text) or "no details"
-        raise _Failure(f"the server sent an error in the stream: {_plainly(payload, message)}")
-    payload = json.loads(event.data)  # not JSON: the caller reports a malformed event
-    message = _error_message(payload)
-    if message is not None:
-        raise _Failure(f"the server sent an error in the stream: {_plainly(payload, message)}")
-    return payload
-
-
-class _Event:
-    """One Server-Sent Event: its name, its data, and llama.cpp's ``error:`` line."""
-
-    __slots__ = ("data", "error", "name")
-
-    def __init__(self, name: str | None, data: str, error: str | None) -> None:
-        self.name = name
-        self.data = data
-        self.error = error
-
-
-_LINE_END = re.compile(b"[\r\n]")
-
-
-class _SSEDecoder:
-    """Incremental Server-Sent Events decoding, with the rules of the SDK's decoder.
-
-    Lines end with CR, LF or CRLF (a CRLF may be split between two chunks); each line
-    is decoded as UTF-8 (a UnicodeDecodeError is the caller's to report).  A blank line
-    dispatches the event if any field was set; ``:`` lines are comments.  Besides the
-    standard fields, an ``error`` field (llama.cpp's server writes ``error: {...}``) is
-    kept, so that the error is not lost.
-    """
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self._skip_lf = False
-        self._reset()
-
-    def _reset(self) -> None:
-        self._name: str | None = None
-        self._data: list[str] = []
-        self._error: list[str] = []
-        self._other = False  # an id: or retry: line
-
-    def feed(self, chunk: bytes) -> list[_Event]:
-        events = []
-        start = 0
-        for match in _LINE_END.finditer(chunk):
-            end = match.start()
-            if self._skip_lf and end == start and chunk[end] == 0x0A:
-                self._skip_lf = False  # the LF of a CRLF whose CR ended the last chunk
-                start = end + 1
-                continue
-            self._skip_lf = chunk[end] == 0x0D
-            self._buffer += chunk[start:end]
-            line = bytes(self._buffer)
-            self._buffer.clear()
-            start = end + 1
-            event = self._line(line.decode("utf-8"))
-            if event is not None:
-                events.append(event)
-        if start < len(chunk):
-            self._skip_lf = False
-            self._buffer += chunk[start:]
-        return events
-
-    def finish(self) -> list[_Event]:
-        """The end of the body: an event without its closing blank line is dropped."""
-        self._buffer.clear()
-        self._reset()
-        return []
-
-    def _line(self, line: str) -> _Event | None:
-        if not line:
-            if self._name is None and not self._data and not self._error and not self._other:
-                return None
-            event = _Event(
-                self._name, "\n".join(self._data), "\n".join(self._error) if self._error else None
-            )
-            self._reset()
-            return event
-        if line.startswith(":"):
-            return None
-        field, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if field == "event":
-            self._name = value or None
-        elif field == "data":
-            self._data.append(value)
-        elif field == "error":
-            self._error.append(value)
-        elif field == "id":
-            self._other = self._other or "\0" not in value
-        elif field == "retry":
-            self._other = self._other or value.isdigit()
-        return None

@@ -11,6 +11,7 @@ functions, model classes or tool descriptions from OpenAI, Anthropic and MCP too
 -- ``sources.py`` reads those, their JSON Schema becoming the argument model -- or a
 mapping of name to a tool, function or model class), and importing this package
 registers it with the core so that the parser accepts those forms too.
+:func:`mcp_tools` (``mcp.py``) gives an MCP server's tools handlers that call it.
 Executing a tool turns whatever happens, exceptions included, into a
 :class:`ToolResult` (``result.py``) for the model.
 """
@@ -18,17 +19,20 @@ Executing a tool turns whatever happens, exceptions included, into a
 from __future__ import annotations
 
 from .definition import XML_PREFACE, Arguments, Tool, check_tool_annotation, tool
+from .mcp import MCPToolHandler, mcp_tools
 from .registry import ToolLike, ToolRegistry, as_registry
 from .result import ToolResult
 
 __all__ = [
     "XML_PREFACE",
     "Arguments",
+    "MCPToolHandler",
     "Tool",
     "ToolLike",
     "ToolRegistry",
     "ToolResult",
     "as_registry",
     "check_tool_annotation",
+    "mcp_tools",
     "tool",
 ]

@@ -137,7 +137,9 @@ class ToolRegistry(cabc.Mapping[str, type[BaseModel]]):
                 f"not a tool, function or Pydantic model class: {item!r}; {_ACCEPTED}"
             )
         if new.name in self._tools:
-            raise ConfigError(f"duplicate tool name {new.name!r}")
+            raise ConfigError(
+                f"duplicate tool name {new.name!r}{_origins(self._tools[new.name], new)}"
+            )
         self._tools[new.name] = new
         return new
 
@@ -256,6 +258,21 @@ class ToolRegistry(cabc.Mapping[str, type[BaseModel]]):
         if found is None:
             return ToolResult.unknown_tool(name, self._tools)
         return await found.aexecute(args)
+
+
+def _origins(first: Tool[Any, Any], second: Tool[Any, Any]) -> str:
+    """Where two tools of one name come from, when a server gave them (MCP tools)."""
+    servers = [getattr(item.fn, "server_name", None) for item in (first, second)]
+    if not any(isinstance(server, str) for server in servers):
+        return ""
+    shown = " and ".join(
+        f"MCP server {server!r}" if isinstance(server, str) else "a local tool"
+        for server in servers
+    )
+    return (
+        f", from {shown}; give mcp_tools(session, prefix=...) to tell them apart "
+        "(prefix='gh.' gives 'gh.<name>')"
+    )
 
 
 def _check_tool_mapping(tools: Mapping[Any, Any]) -> None:

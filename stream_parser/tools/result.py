@@ -229,6 +229,10 @@ class ToolResult:
             The result.
         """
         try:
+            if isinstance(value, ToolResult):  # a handler that made its own result
+                if value.tool_name == tool_name:
+                    return value
+                return dataclasses.replace(value, tool_name=tool_name)
             if isinstance(value, str):
                 return cls(tool_name=tool_name, text=value, value=value)
             if isinstance(value, Text):
@@ -271,6 +275,89 @@ class ToolResult:
                 value=value,
                 exception=exc,
             )
+
+    @classmethod
+    def from_mcp(cls, tool_name: str, result: Any) -> ToolResult:
+        """Convert an MCP ``tools/call`` result (never raises).
+
+        ``result`` is the mcp SDK's ``CallToolResult`` or its JSON form (a dict; the
+        fields are read under their Python and their JSON names):
+
+        * text content becomes the text, several parts joined by newlines in order;
+        * image content becomes an image part (a ``data:`` URL of its ``data`` and
+          ``mime_type``);
+        * ``structured_content`` becomes ``value``, and the text (as JSON) when there is
+          no text content;
+        * ``is_error`` makes an error result (``tool_exception``) carrying the text;
+        * other content (audio, ``resource``, ``resource_link``...) becomes a short line
+          naming its type, URI and MIME type.
+
+        A result of another shape gives an ``invalid_result`` error naming what was
+        wrong.
+
+        Args:
+            tool_name: the tool called (as the model knows it).
+            result: the server's answer.
+
+        Returns:
+            The result.
+        """
+        try:
+            return cls._from_mcp(tool_name, result)
+        except BaseException as exc:
+            if _is_control_flow(exc):
+                raise
+            return cls(
+                tool_name=tool_name,
+                text=(
+                    f"Error: tool {tool_name!r} returned a result that is not an MCP "
+                    f"tool result ({_class_name(result, 'object')}): {_exception_message(exc)}"
+                ),
+                is_error=True,
+                error_type=ErrorType.INVALID_RESULT.value,
+                value=result,
+                exception=exc,
+            )
+
+    @classmethod
+    def _from_mcp(cls, tool_name: str, result: Any) -> ToolResult:
+        content = _field(result, "content", "content")
+        if content is None:
+            content = []
+        if not isinstance(content, (list, tuple)):
+            raise TypeError(f"its content is a {_class_name(content, 'object')}, not a list")
+        structured = _field(result, "structured_content", "structuredContent")
+        is_error = _field(result, "is_error", "isError") is True
+        texts: list[str] = []
+        images: list[dict[str, Any]] = []
+        others: list[str] = []
+        for part in content:
+            kind = _field(part, "type", "type")
+            if kind == "text" and isinstance(_field(part, "text", "text"), str):
+                texts.append(_valid_text(_field(part, "text", "text")))
+            elif kind == "image" and isinstance(_field(part, "data", "data"), str):
+                mime = _field(part, "mime_type", "mimeType") or "application/octet-stream"
+                url = f"data:{mime};base64,{_field(part, 'data', 'data')}"
+                images.append({"type": "image_url", "image_url": {"url": url}})
+            else:
+                others.append(_describe_mcp_part(kind, part))
+        if texts:
+            text = "\n".join(texts)
+        elif structured is not None:
+            text = _to_json(structured)
+        elif images and not others:
+            text = f"Tool {tool_name!r} returned {'an image' if len(images) == 1 else 'images'}."
+        else:
+            text = ""
+        text = "\n".join(part for part in (text, *others) if part)
+        return cls(
+            tool_name=tool_name,
+            text=text,
+            images=tuple(images),
+            is_error=is_error,
+            error_type=ErrorType.TOOL_EXCEPTION.value if is_error else None,
+            value=structured,
+        )
 
     @classmethod
     def from_exception(cls, tool_name: str, exc: BaseException) -> ToolResult:
@@ -393,6 +480,27 @@ class ToolResult:
                 {"role": "user", "content": [intro, *(copy.deepcopy(i) for i in self.images)]}
             )
         return messages
+
+
+def _field(item: Any, name: str, json_name: str) -> Any:
+    """A field of an mcp SDK object (``name``) or of its JSON form (``json_name``)."""
+    if isinstance(item, dict):
+        return item.get(json_name, item.get(name))
+    return getattr(item, name, None)
+
+
+def _describe_mcp_part(kind: object, part: Any) -> str:
+    """One line for MCP content that is neither text nor an image: its type, URI, MIME."""
+    resource = _field(part, "resource", "resource")
+    source = resource if resource is not None else part
+    uri = _field(source, "uri", "uri")
+    mime = _field(source, "mime_type", "mimeType")
+    words = [f"[{kind if isinstance(kind, str) else 'unknown'} content"]
+    if uri is not None:
+        words.append(f"at {_valid_text(str(uri))}")
+    if isinstance(mime, str):
+        words.append(f"({_valid_text(mime)})")
+    return " ".join(words) + "]"
 
 
 def _to_json(value: Any) -> str:

@@ -126,3 +126,51 @@ def test_items_stream_through_the_sdk(server: SSEServer) -> None:
 
     assert [t.total for t in totals(5)] == [0, 1, 2, 3, 4]
     assert "Total" in server.requests[0].body["messages"][0]["content"]
+
+
+def test_llm_function_with_instructions_in_the_first_user_message(server: SSEServer) -> None:
+    server.script(streamed("42"))
+    model = OpenAIChatModel("test-model", base_url=server.url, max_retries=0)
+
+    @llm_function(model, instructions_role="user")
+    def answer(question: str) -> int:
+        """Answer the question with a number."""
+
+    assert answer("What is six times seven?") == 42
+    sent = server.requests[0].body["messages"]
+    assert [m["role"] for m in sent] == ["user"]
+    content = sent[0]["content"]
+    assert content.startswith("You act as the Python function described below.")
+    assert "Answer the question with a number." in content
+    assert content.endswith("question: What is six times seven?")
+
+
+def test_llm_chat_with_instructions_in_the_first_user_message(server: SSEServer) -> None:
+    server.script(streamed("Hello, Ada!"), streamed("Bye, Ada!"))
+    model = OpenAIChatModel("test-model", base_url=server.url, max_retries=0)
+
+    @llm_chat(model, instructions_role="user")
+    def chat(message: str, history: list[dict[str, Any]]) -> None:
+        """You are friendly."""
+
+    first = list(chat.sync("Hi, I am Ada.", history=[]))
+    history = first[-1][1]
+    list(chat.sync("Bye.", history=history))
+    for request in server.requests:
+        sent = request.body["messages"]
+        assert "system" not in [m["role"] for m in sent]
+        assert sent[0]["role"] == "user" and sent[0]["content"].startswith("You are friendly.")
+        assert sent[0]["content"].count("You are friendly.") == 1
+    # The history handed back holds the user's words, not the instructions.
+    assert history[0]["role"] == "user" and "You are friendly." not in history[0]["content"]
+
+
+def test_an_unknown_instructions_role_is_refused_when_decorating() -> None:
+    from stream_parser.errors import ConfigError
+    from stream_parser.testing import ScriptedModel
+
+    with pytest.raises(ConfigError, match="instructions_role"):
+
+        @llm_function(ScriptedModel(["1"]), instructions_role="developer")
+        def answer(question: str) -> int:
+            """Answer."""

@@ -16,6 +16,7 @@ from stream_parser.dialects.detect import (
 )
 
 THINK = ("<think>", "</think>")
+K3_THINK = ("<|open|>think<|sep|>", "<|close|>think<|sep|>")
 
 # name -> (dialect, reasoning, prefilled)
 NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
@@ -23,6 +24,13 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8": ("qwen3_coder", None, False),
     "qwen3-coder:30b": ("qwen3_coder", None, False),
     "hf.co/unsloth/Qwen3-Coder-30B-A3B-Instruct-GGUF:Q4_K_M": ("qwen3_coder", None, False),
+    # Qwen3.5 and later write Qwen3-Coder's XML form.
+    "Qwen/Qwen3.5-35B-A3B": ("qwen3_coder", THINK, False),
+    "Qwen/Qwen3.5-397B-A17B": ("qwen3_coder", THINK, False),
+    "qwen3.5:35b": ("qwen3_coder", THINK, False),
+    "hf.co/unsloth/Qwen3.5-35B-A3B-GGUF:Q4_K_M": ("qwen3_coder", THINK, False),
+    "Qwen/Qwen3.6-35B-A3B": ("qwen3_coder", THINK, False),
+    "Qwen/Qwen3.8-32B": ("qwen3_coder", THINK, False),
     "Qwen/Qwen3-8B": ("hermes", THINK, False),
     "qwen3:8b": ("hermes", THINK, False),
     "QWEN3-32B-AWQ": ("hermes", THINK, False),
@@ -54,10 +62,15 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "GPT_OSS_120B": ("gpt_oss", None, False),
     "moonshotai/Kimi-K2-Instruct": ("kimi", None, False),
     "moonshotai/Kimi-K2-Thinking": ("kimi", THINK, True),
+    "moonshotai/Kimi-K3": ("kimi", K3_THINK, False),
+    "kimi-k3:latest": ("kimi", K3_THINK, False),
     "zai-org/GLM-4.6": ("glm", THINK, False),
     "zai-org/GLM-4.5-Air": ("glm", THINK, False),
     "glm4.5": ("glm", THINK, False),
     "THUDM/GLM-Z1-9B-0414": ("glm", THINK, False),
+    "zai-org/GLM-5.3": ("glm", THINK, False),
+    "zai-org/GLM-5": ("glm", THINK, False),
+    "glm-5.1:latest": ("glm", THINK, False),
     "THUDM/glm-4-9b-chat": ("glm", None, False),
     "THUDM/GLM-4-32B-0414": ("glm", None, False),
     "meta-llama/Llama-3.1-8B-Instruct": ("llama", None, False),

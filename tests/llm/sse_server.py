@@ -34,7 +34,9 @@ Scripted responses:
 A chat request (a POST whose path ends with ``/chat/completions``) whose ``messages``
 fail :func:`~stream_parser.testing.validate_history` is answered **400**, with an
 OpenAI-style error body that lists the problems (``code: "invalid_history"``), without
-using up a scripted answer; the problems are kept in
+using up a scripted answer, and so is one holding an assistant message whose
+``content`` is null or missing, which llama.cpp's server refuses though the OpenAI
+format allows it; the problems are kept in
 :attr:`SSEServer.history_problems`.  So every test that goes through the server also
 checks that the history it sent is one a real server accepts.  ``SSEServer(
 check_history=False)`` turns the check off, for a test that sends an odd history on
@@ -378,7 +380,17 @@ class SSEServer:
             return []
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return []
-        return validate_history(body["messages"])
+        problems = validate_history(body["messages"])
+        # llama.cpp's server refuses what the OpenAI format allows here (HTTP 500 there):
+        # an assistant message without a string content, which a client must send as "".
+        problems += [
+            f"messages[{i}]: an assistant message needs a string content (llama.cpp)"
+            for i, message in enumerate(body["messages"])
+            if isinstance(message, dict)
+            and message.get("role") == "assistant"
+            and not isinstance(message.get("content"), (str, list))
+        ]
+        return problems
 
     def script(self, *responses: SSEResponse | JSONResponse) -> None:
         """Queue answers, one per request to come."""

@@ -128,7 +128,8 @@ def test_llama_cpp_closing_an_empty_stream_is_still_an_error_delta(server):
     server.script(sse([], done=False))
     deltas = collect(server)
     assert [delta.error for delta in deltas] == [
-        "the stream ended without a finish_reason (the server sent no data)"
+        "the stream ended without a finish_reason (the server sent no data; with llama.cpp "
+        "this usually means the prompt is longer than the server's context size)"
     ]
 
 

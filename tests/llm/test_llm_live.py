@@ -90,6 +90,11 @@ WEATHER_TOOL = {
 }
 
 
+# Some servers (llama.cpp's Python server) ignore `tools` unless tool_choice names a
+# function; named, every OpenAI-compatible server must make the call.
+WEATHER_CHOICE = {"type": "function", "function": {"name": "get_weather"}}
+
+
 def test_live_native_tool_call():
     deltas = stream(
         [
@@ -97,7 +102,8 @@ def test_live_native_tool_call():
             {"role": "user", "content": "What is the weather in Paris right now?"},
         ],
         tools=[WEATHER_TOOL],
-        max_tokens=1024,
+        tool_choice=WEATHER_CHOICE,
+        max_tokens=256,
     )
     finish_reason = check_well_formed(deltas)
     accumulator = NativeCallAccumulator({"get_weather": GetWeather})
@@ -106,8 +112,7 @@ def test_live_native_tool_call():
         events += accumulator.feed(delta.tool_calls, 0)
     events += accumulator.finish(finish_reason, 0)
     finals = [e for e in events if isinstance(e, (ToolCallEvent, ParseErrorEvent))]
-    if not finals:
-        pytest.skip(f"the model answered without calling the tool (finish: {finish_reason})")
+    assert finals, f"no call though tool_choice named the function (finish: {finish_reason})"
     for event in finals:
         if isinstance(event, ToolCallEvent):
             assert isinstance(event.tool_instance, GetWeather)
@@ -160,3 +165,56 @@ def test_live_reply_timeout_bounds_a_long_reply():
         assert deltas[-1].error == errors[0]
     else:  # a fast server, or one that stopped early
         check_well_formed(deltas)
+
+
+def live_model(**options: Any) -> Any:
+    from stream_parser.llm import OpenAIChatModel
+
+    assert BASE_URL and MODEL
+    return OpenAIChatModel(
+        MODEL, base_url=BASE_URL, api_key=API_KEY, max_retries=0, timeout=120, **options
+    )
+
+
+def test_live_function_call_agent_takes_a_second_step():
+    """The second request holds an assistant message of tool calls alone: it is answered."""
+    from stream_parser import FunctionCallAgent, ToolResultEvent, tool
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two whole numbers."""
+        return a + b
+
+    choice = {"type": "function", "function": {"name": "add"}}
+    model = live_model()
+    agent = FunctionCallAgent(
+        model, [add], max_iterations=2, model_options={"tool_choice": choice, "max_tokens": 128}
+    )
+    try:
+        run = agent.run_sync("Add 2 and 3 with the add tool.")
+    finally:
+        asyncio.run(model.aclose())  # its client lives on the library's loop: closed there
+    # tool_choice forces a call each step, so the run ends on its step limit, after two
+    # requests the server answered, each with a call that ran.
+    assert run.steps == 2 and run.reason == "max_iterations"
+    results = [e for e in run.events if isinstance(e, ToolResultEvent)]
+    assert len(results) >= 2
+    assert [m["role"] for m in run.messages].count("tool") >= 2
+
+
+def test_live_a_prompt_over_the_context_names_the_context():
+    """Through an agent: the ModelError says what an empty stream usually means."""
+    from stream_parser import FunctionCallAgent
+    from stream_parser.llm import ModelError
+
+    model = live_model()
+    agent = FunctionCallAgent(model, [], model_options={"max_tokens": 4})
+    try:
+        run = agent.run_sync("word " * 20000)
+    except ModelError as exc:
+        message = str(exc)
+        assert "context" in message, message
+    else:  # a server with a context this large answers
+        assert run.reason in ("done", "length")
+    finally:
+        asyncio.run(model.aclose())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from typing import Any
 
@@ -609,8 +610,46 @@ def test_multimodal_messages_are_sent_verbatim(server):
         },
         {"role": "tool", "tool_call_id": "call_1", "name": "look", "content": "a cat"},
     ]
+    sent = copy.deepcopy(messages)
     collect(server, messages)
-    assert server.requests[0].body["messages"] == messages
+    # Verbatim but for the one change every server takes: an assistant message of tool
+    # calls alone is sent with content "" (llama.cpp refuses null); the caller's copy
+    # keeps None.
+    sent[2]["content"] = ""
+    assert server.requests[0].body["messages"] == sent
+    assert messages[2]["content"] is None
+
+
+@pytest.mark.parametrize("content", ["missing", None])
+def test_an_assistant_message_of_tool_calls_alone_is_sent_with_empty_content(server, content):
+    server.script(sse([chunk(content="ok", finish_reason="stop")]))
+    assistant: dict[str, Any] = {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{}"}}
+        ],
+    }
+    if content is None:
+        assistant["content"] = None
+    messages: list[Any] = [
+        {"role": "user", "content": "Add."},
+        assistant,
+        {"role": "tool", "tool_call_id": "c1", "content": "3"},
+    ]
+    deltas = collect(server, messages)
+    assert server.history_problems == []  # the loopback server refuses null, as llama.cpp
+    assert "".join(d.content or "" for d in deltas) == "ok"
+    assert server.requests[0].body["messages"][1]["content"] == ""
+    assert ("content" in assistant) == (content is None)  # the caller's message unchanged
+
+
+def test_the_loopback_server_refuses_null_assistant_content_as_llama_cpp_does(server):
+    problems = server.check(
+        "POST",
+        "/v1/chat/completions",
+        {"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": None}]},
+    )
+    assert any("needs a string content" in p for p in problems)
 
 
 def test_stream_option_is_refused(server):

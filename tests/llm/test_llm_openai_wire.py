@@ -346,7 +346,8 @@ def test_an_empty_stream_is_reported_as_such(server):
     server.script(sse([], done=False))
     deltas = collect(server)
     assert errors_of(deltas) == [
-        "the stream ended without a finish_reason (the server sent no data)"
+        "the stream ended without a finish_reason (the server sent no data; with llama.cpp "
+        "this usually means the prompt is longer than the server's context size)"
     ]
 
 

@@ -7,8 +7,11 @@ binary floating point holds exactly (``jsonschema`` divides floats; the models c
 decimals), so that the two must agree on every instance.
 
 Besides the schemas written here, ``mcp_servers/`` holds the ``tools/list`` results of
-real MCP servers from PyPI and npm, each file naming its server and version (run once,
-saved); each of their tools is in :data:`CORPUS` as ``server/tool``.
+real MCP servers from PyPI and npm, and ``agent_frameworks/`` the tool schemas that agent
+frameworks from PyPI generate and send for their own tools (LangChain, smolagents, the
+OpenAI Agents SDK, Pydantic AI), each file naming its source and version (run once,
+saved, in the ``tools/list`` form); each of their tools is in :data:`CORPUS` as
+``source/tool``.
 """
 
 from __future__ import annotations
@@ -346,6 +349,18 @@ def mcp_tool_lists() -> dict[str, dict[str, Any]]:
     }
 
 
-for _server, _listing in mcp_tool_lists().items():
+AGENT_FRAMEWORKS = Path(__file__).with_name("agent_frameworks")
+"""Agent frameworks' own tools, saved in the same form as :data:`MCP_SERVERS`."""
+
+
+def agent_framework_tool_lists() -> dict[str, dict[str, Any]]:
+    """Each saved framework's tool list, by file name."""
+    return {
+        path.stem: json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(AGENT_FRAMEWORKS.glob("*.json"))
+    }
+
+
+for _source, _listing in {**mcp_tool_lists(), **agent_framework_tool_lists()}.items():
     for _tool in _listing["tools"]:
-        CORPUS[f"{_server}/{_tool['name']}"] = _tool["inputSchema"]
+        CORPUS[f"{_source}/{_tool['name']}"] = _tool["inputSchema"]

@@ -1,8 +1,8 @@
 """Tool names as sources write them: ``weather.get``, ``github/create_issue``.
 
 Every format that can carry a name reads it; one that cannot (an XML tag holds no ``/``)
-is refused by an agent speaking it; native function calling sends a safe name and reads
-calls of it back as the tool's own.
+is refused by a parser or an agent reading it, unless the calls come natively; native
+function calling sends a safe name and reads calls of it back as the tool's own.
 """
 
 from __future__ import annotations
@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from stream_parser import FunctionCallAgent, ReActAgent, llm_function, parse_stream
+from stream_parser import (
+    FunctionCallAgent,
+    ReActAgent,
+    StreamToolParser,
+    llm_function,
+    parse_stream,
+)
+from stream_parser.core.chunks import ChatDelta, ToolCallDelta
 from stream_parser.core.config import ParserConfig
 from stream_parser.core.events import ToolCallEvent
 from stream_parser.errors import ConfigError
@@ -94,20 +101,57 @@ def test_a_slashed_name_parses_where_the_format_carries_it(dialect: str) -> None
 
 
 @pytest.mark.parametrize("dialect", ["xml", "mistral"])
-def test_a_dialect_that_cannot_carry_a_name_refuses_the_tool(dialect: str) -> None:
+@pytest.mark.parametrize("where", ["agent", "parser", "parse_stream"])
+def test_a_dialect_that_cannot_carry_a_name_refuses_the_tool(dialect: str, where: str) -> None:
+    tools = registry("weather_now", "github/create_issue")
     with pytest.raises(ConfigError) as caught:
-        ReActAgent(ScriptedModel(["x"]), registry("github/create_issue"), dialect=dialect)
+        if where == "agent":
+            ReActAgent(ScriptedModel(["x"]), tools, dialect=dialect)
+        elif where == "parser":
+            StreamToolParser(tools, config=ParserConfig(dialect=dialect))
+        else:
+            list(parse_stream(["hi"], tools, config=ParserConfig(dialect=dialect)))
     message = str(caught.value)
     assert message.startswith(
         f"tool 'github/create_issue' cannot be called in the {dialect} dialect: its format needs"
     )
+    assert "native_tools=True" in message
 
 
-def test_the_xml_format_reads_no_call_of_a_name_it_cannot_carry() -> None:
+def test_a_parser_of_several_dialects_refuses_what_one_of_them_cannot_carry() -> None:
+    with pytest.raises(ConfigError, match="cannot be called in the xml dialect"):
+        StreamToolParser(
+            registry("github/create_issue"), config=ParserConfig(dialect=("hermes", "xml"))
+        )
+
+
+def test_native_tools_reads_such_a_name_from_native_calls_only() -> None:
+    # The xml text format cannot name the tool; its native calls still come through.
+    tools = registry("github/create_issue")
+    config = ParserConfig(native_tools=True)
     reply = replies("github/create_issue")["xml"]
-    events = list(parse_stream([reply], registry("github/create_issue")))
-    assert not [e for e in events if isinstance(e, ToolCallEvent)]
-    assert "".join(getattr(e, "text", "") for e in events) == reply  # nothing lost
+    for pieces in ([reply], list(reply), *([reply[:i], reply[i:]] for i in range(len(reply)))):
+        events = list(parse_stream(pieces, tools, config=config))
+        assert not [e for e in events if isinstance(e, ToolCallEvent)]
+        assert "".join(getattr(e, "text", "") for e in events) == reply  # nothing lost
+    native = ChatDelta(
+        tool_calls=(
+            ToolCallDelta(
+                index=0, id="c1", name="github/create_issue", arguments='{"title": "Bug"}'
+            ),
+        ),
+        finish_reason="tool_calls",
+    )
+    found = [
+        e for e in parse_stream([native], tools, config=config) if isinstance(e, ToolCallEvent)
+    ]
+    assert [(c.tool_name, c.call_id) for c in found] == [("github/create_issue", "c1")]
+
+
+def test_function_call_agent_takes_such_a_name_with_its_xml_parser() -> None:
+    agent = FunctionCallAgent(ScriptedModel(["x"]), registry("github/create_issue"))
+    assert agent.parser_config.dialects == ("xml",) and agent.parser_config.native_tools
+    StreamToolParser(agent.tools, config=agent.parser_config)  # accepted
 
 
 def test_native_calling_sends_safe_names_and_reads_them_back() -> None:
