@@ -34,11 +34,10 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import importlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, Final, Protocol, cast
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Final
 
 import anyio
 import httpx2
@@ -50,7 +49,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from ..errors import ConfigError
 from .config import ServeConfig
-from .settings import ProxySettings
+from .rewrite import ChatRewriter, RegistryCache
 
 __all__ = ["create_app"]
 
@@ -82,41 +81,6 @@ _BODY_HEADERS: Final = frozenset({"content-type", "content-encoding", "etag", "c
 _CHAT_PATH: Final = "/v1/chat/completions"
 
 _Exchange = Callable[[Send], Awaitable[None]]
-
-
-class _Rewriter(Protocol):
-    """What the app asks of :class:`~stream_parser.serve.rewrite.ChatRewriter` (one a request).
-
-    ``upstream_body`` is what to send; ``feed`` takes the upstream's bytes in any cut
-    and returns the client's (perhaps none yet); ``close`` ends a stream that ended well
-    (an error event if it ended without a ``finish_reason``); ``fail`` ends one that
-    failed, with an error event after what is decided; ``rewrite_completion`` rewrites a
-    whole reply.  None of them raises on what the upstream sent.
-    """
-
-    upstream_body: dict[str, Any]
-    streaming: bool
-    parsing: bool
-
-    def feed(self, data: bytes) -> bytes: ...
-    def close(self) -> bytes: ...
-    def fail(self, message: str) -> bytes: ...
-    def rewrite_completion(self, body: bytes) -> bytes: ...
-
-
-_RewriterFactory = Callable[[Mapping[str, Any], ProxySettings, Any], _Rewriter]
-"""``ChatRewriter(body, settings, cache)``; raises ``ConfigError`` for tools it cannot read."""
-
-
-def _rewriting() -> tuple[_RewriterFactory, Callable[[], Any]]:
-    """The rewriter class and the registry cache's, from :mod:`stream_parser.serve.rewrite`.
-
-    Looked up by name when an app is made, through the one seam typed above.
-    """
-    module = importlib.import_module(".rewrite", __package__)
-    return cast(_RewriterFactory, module.ChatRewriter), cast(
-        "Callable[[], Any]", module.RegistryCache
-    )
 
 
 def _error_body(message: str, kind: str, code: str, param: str | None = None) -> dict[str, Any]:
@@ -306,7 +270,9 @@ class _Verbatim:
         return _error_event(message)
 
 
-def _chat_exchange(upstream: _Upstream, request: httpx2.Request, rewriter: _Rewriter) -> _Exchange:
+def _chat_exchange(
+    upstream: _Upstream, request: httpx2.Request, rewriter: ChatRewriter
+) -> _Exchange:
     timeout = upstream.config.timeout
 
     async def exchange(send: Send) -> None:
@@ -328,7 +294,7 @@ def _chat_exchange(upstream: _Upstream, request: httpx2.Request, rewriter: _Rewr
 
 
 async def _whole_reply(
-    response: httpx2.Response, rewriter: _Rewriter, send: Send, timeout: float
+    response: httpx2.Response, rewriter: ChatRewriter, send: Send, timeout: float
 ) -> None:
     try:
         body = await response.aread()
@@ -357,9 +323,9 @@ async def _whole_reply(
 
 
 async def _stream_reply(
-    response: httpx2.Response, rewriter: _Rewriter, send: Send, timeout: float
+    response: httpx2.Response, rewriter: ChatRewriter, send: Send, timeout: float
 ) -> None:
-    reader: _Rewriter | _Verbatim = rewriter if rewriter.parsing else _Verbatim()
+    reader: ChatRewriter | _Verbatim = rewriter if rewriter.parsing else _Verbatim()
     if rewriter.parsing:
         headers = [
             (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -422,8 +388,7 @@ def create_app(config: ServeConfig | None = None) -> Starlette:
     """
     config = ServeConfig.from_environ() if config is None else config
     upstream = _Upstream(config)
-    make_rewriter, make_cache = _rewriting()
-    cache = make_cache()
+    cache = RegistryCache()
 
     def authorised(request: Request) -> bool:
         if config.api_key is None:
@@ -466,7 +431,7 @@ def create_app(config: ServeConfig | None = None) -> Starlette:
                 "invalid_json",
             )
         try:
-            rewriter = make_rewriter(body, config.proxy, cache)
+            rewriter = ChatRewriter(body, config.proxy, cache)
         except ConfigError as exc:
             _log.info("request refused: %s", exc)
             return _error(400, str(exc), "invalid_request_error", "invalid_tools", "tools")

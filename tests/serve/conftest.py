@@ -82,22 +82,9 @@ def upstream() -> Iterator[Upstream]:
     server.stop()
 
 
-def needs_the_rewriter() -> None:
-    """Skip, saying why, while the reply rewriter (``stream_parser.serve.rewrite``) is absent.
-
-    The server is built on it; it lands on its own branch, and these tests run as soon
-    as it is merged.
-    """
-    pytest.importorskip(
-        "stream_parser.serve.rewrite",
-        reason="the app needs ChatRewriter (stream_parser/serve/rewrite.py), not merged yet",
-    )
-
-
 @pytest.fixture(scope="session")
 def proxy(upstream: Upstream) -> Iterator[Callable[..., Proxy]]:
     """``proxy(*options)``: the proxy in front of the upstream, started once per options."""
-    needs_the_rewriter()
     running: dict[tuple[str, ...], Proxy] = {}
 
     def get(*options: str, upstream_url: str | None = None) -> Proxy:

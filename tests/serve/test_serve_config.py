@@ -14,7 +14,6 @@ from stream_parser.cli._serve import _config
 from stream_parser.errors import ConfigError
 from stream_parser.serve.config import DEFAULT_TIMEOUT, ServeConfig
 from stream_parser.serve.settings import ProxySettings
-from tests.serve.conftest import needs_the_rewriter
 
 UPSTREAM = "http://127.0.0.1:9/v1"
 
@@ -130,7 +129,6 @@ def test_the_command_reports_a_wrong_option_in_one_line(
 
 
 def test_the_factory_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    needs_the_rewriter()
     from stream_parser.serve import create_app
 
     config = ServeConfig(UPSTREAM, ProxySettings(dialect="xml"), api_key="sk-a", timeout=7)
