@@ -210,6 +210,20 @@ class SSEDecoder:
             UnicodeDecodeError: a line is not UTF-8.
         """
         events = []
+        if not self._skip_lf and b"\r" not in chunk:
+            # The usual case (LF line ends, no CRLF cut at the last chunk): split, no regex.
+            lines = chunk.split(b"\n")
+            rest = lines.pop()
+            if lines and self._buffer:
+                self._buffer += lines[0]
+                lines[0] = bytes(self._buffer)
+                self._buffer.clear()
+            for line in lines:
+                event = self._line(line.decode("utf-8"))
+                if event is not None:
+                    events.append(event)
+            self._buffer += rest
+            return events
         start = 0
         for match in _LINE_END.finditer(chunk):
             end = match.start()

@@ -348,9 +348,10 @@ class ChatRewriter:
             entries.append(choice.encoder.start())
         if choice.finished:
             return
-        delta = choice.deltas.delta({"choices": payload.get("choices")})
+        delta = choice.deltas.delta(payload)
         if delta is not None:
-            delta = dataclasses.replace(delta, usage=None)  # usage passes through as it came
+            if delta.usage is not None:  # usage passes through as it came
+                delta = dataclasses.replace(delta, usage=None)
             events = choice.parser.feed_delta(delta)
             if delta.finish_reason is not None:
                 events += choice.parser.close()
