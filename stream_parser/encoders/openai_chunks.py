@@ -235,12 +235,12 @@ def chunk(
         "object": "chat.completion.chunk",
         "created": created,
         "model": model,
-        "choices": list(choices),
     }
     if system_fingerprint is not None:
         out["system_fingerprint"] = system_fingerprint
     if usage is not None:
         out["usage"] = dict(usage)
+    out["choices"] = list(choices)  # last: a writer may encode the rest once per reply
     return out
 
 

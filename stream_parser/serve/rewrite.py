@@ -174,6 +174,7 @@ class ChatRewriter:
         self._decoder = SSEDecoder()
         self._ended = False
         self._envelope: dict[str, Any] = {}
+        self._prefix = b""  # a chunk's bytes before its one choice entry
         if not self.parsing:
             if self.model not in _UNKNOWN:
                 _UNKNOWN.add(self.model)
@@ -363,9 +364,13 @@ class ChatRewriter:
 
     def _chunk(self, entry: dict[str, Any]) -> bytes:
         # One choice entry a chunk: clients merge a chunk's choices by index, and two
-        # entries of one choice in one chunk are not what any server sends.
-        envelope = self._envelope or _envelope({}, self.model)
-        return _data(chunk([entry], **envelope))
+        # entries of one choice in one chunk are not what any server sends.  The
+        # envelope is the same for every chunk: encoded once, as the start of each.
+        if not self._prefix:
+            envelope = self._envelope or _envelope({}, self.model)
+            whole = _data(chunk([{}], **envelope))  # b'data: {..., "choices": [{}]}\n\n'
+            self._prefix = whole[: -len(b"{}]}\n\n")]
+        return self._prefix + json.dumps(entry, ensure_ascii=False).encode() + b"]}\n\n"
 
     # -- a whole reply ---------------------------------------------------------------------
 
