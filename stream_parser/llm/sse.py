@@ -133,7 +133,7 @@ def shorten(text: str, limit: int = 200) -> str:
 
 def error_message(payload: Any) -> str | None:
     """The message of an error object (``{"error": ...}``, or vLLM's ``"object": "error"``)."""
-    if not isinstance(payload, Mapping):
+    if type(payload) is not dict and not isinstance(payload, Mapping):
         return None
     error = payload.get("error")
     if error:

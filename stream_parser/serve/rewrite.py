@@ -325,19 +325,21 @@ class ChatRewriter:
         return b"".join(out)
 
     def _payload(self, payload: Any, out: list[bytes]) -> None:
-        if not isinstance(payload, Mapping):
+        # Per chunk: exact-type tests first (a decoded chunk is a dict), the ABC only after.
+        if type(payload) is not dict and not isinstance(payload, Mapping):
             return
         if not self._envelope:
             self._envelope = _envelope(payload, self.model)
         choices = payload.get("choices")
-        if isinstance(choices, list):
+        if type(choices) is list:
             for raw in choices:
-                index = raw.get("index", 0) if isinstance(raw, Mapping) else 0
-                if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+                is_map = type(raw) is dict or isinstance(raw, Mapping)
+                index = raw.get("index", 0) if is_map else 0
+                if type(index) is not int or index < 0:
                     index = 0
                 self._choice_chunk(index, payload, out)
         usage = payload.get("usage")
-        if isinstance(usage, Mapping):
+        if usage is not None and isinstance(usage, Mapping):
             usage_chunk = chunk([], usage=usage, **self._envelope)
             out.append(_data(usage_chunk))
 
@@ -360,7 +362,8 @@ class ChatRewriter:
             if delta.finish_reason is not None:
                 choice.finished = True
                 entries.append(choice.encoder.finish(delta.finish_reason))
-        out += map(self._chunk, entries)
+        for entry in entries:
+            out.append(self._chunk(entry))
 
     def _chunk(self, entry: dict[str, Any]) -> bytes:
         # One choice entry a chunk: clients merge a chunk's choices by index, and two
