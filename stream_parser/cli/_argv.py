@@ -174,6 +174,25 @@ def _add_demo(commands: Any) -> None:
         help="where the agent's instructions go: a system message (default), or the start "
         "of the first user message, for servers that drop system messages",
     )
+    web = demo.add_argument_group(
+        "the web page",
+        "Serve the demo as a page in your browser instead, a live conversation (needs the "
+        "serve extra: python -m pip install '.[cli,serve]')",
+    )
+    web.add_argument(
+        "--web", action="store_true", help="serve the demo as a web page (a live conversation)"
+    )
+    web.add_argument(
+        "--host",
+        default=None,
+        help="with --web: the address to listen on (default 127.0.0.1, this machine only)",
+    )
+    web.add_argument(
+        "--port", type=_positive, default=None, help="with --web: the port (default 8000)"
+    )
+    web.add_argument(
+        "--open", action="store_true", help="with --web: open the page in the default browser"
+    )
 
 
 def _add_parse(commands: Any) -> None:

@@ -7,8 +7,9 @@ Loaded by :func:`~stream_parser.cli.main` once the command line is read, so that
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import logging
 import os
-import socket
 import sys
 from collections.abc import Iterator
 from typing import IO, Any, TextIO
@@ -17,7 +18,7 @@ from ..core.config import ParserConfig
 from ..core.events import ParseEvent
 from ..core.parser import StreamToolParser
 from ..core.plugins import FencedCodePlugin, ParsePlugin
-from ..demo import DemoOptions, run_demo
+from ..demo import DemoOptions, model_failure, run_demo
 from ..dialects.detect import resolve_model_dialect, with_reasoning
 from ..errors import ConfigError
 from ..llm.base import ModelError
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     except ModelError as exc:
         # Not the user's mistake in the command (status 2): the server failed the run.
-        message = _model_failure(
+        message = model_failure(
             exc, getattr(args, "base_url", None), getattr(args, "timeout", None)
         )
         print(f"stream-parser: error: {one_line(message)}", file=sys.stderr)
@@ -153,6 +154,12 @@ def _run_parse(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
+    if not args.web:
+        for given, name in ((args.host, "--host"), (args.port, "--port"), (args.open, "--open")):
+            if given:
+                raise ConfigError(f"{name} is read only with --web")
+    elif args.json or args.plain:
+        raise ConfigError("--json and --plain are for the terminal demo, not --web")
     options = DemoOptions(
         protocol=args.protocol,
         language=args.language,
@@ -167,69 +174,43 @@ def _run_demo(args: argparse.Namespace, out: TextIO) -> int:
         timeout=args.timeout,
         instructions_role=args.instructions_role,
     )
+    if args.web:
+        return _run_web(options, args)
     return run_demo(options, out)
 
 
-# What to check after an HTTP error status, by status (the first digit for the rest).
-_HTTP_HINTS = {
-    401: "check --api-key",
-    403: "check --api-key",
-    404: "check --base-url (it usually ends in /v1) and --model",
-    429: "the server is busy or over its quota; try again later",
-}
-_HTTP_CLASS_HINTS = {
-    4: "the server refused the request; check --model",
-    5: "the server failed; see its log, or try again",
-}
+_MISSING_WEB = (
+    "stream-parser demo --web needs Starlette, uvicorn and websockets: install the serve "
+    "extra (python -m pip install '.[cli,serve]' from the repository)"
+)
 
 
-def _unreachable(exc: BaseException) -> str | None:
-    """Why no connection was made, read from the OS error under ``exc``; None if none is.
+def _run_web(options: DemoOptions, args: argparse.Namespace) -> int:
+    from ..demo.web import LIBRARIES
 
-    The client wraps the socket's error in its own exceptions: the standard library's
-    types at the bottom of the chain say it plainly, whichever client raised it.
-    """
-    found: list[OSError] = []
-    seen: set[int] = set()
-    cause = exc.__cause__ or exc.__context__
-    while cause is not None and id(cause) not in seen:
-        seen.add(id(cause))
-        if isinstance(cause, OSError):
-            found.append(cause)
-        cause = cause.__cause__ or cause.__context__
-    for error in found:
-        if isinstance(error, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(error, socket.gaierror):
-            return "unknown host name"
-        if isinstance(error, TimeoutError):
-            return "timed out"
-    if found:
-        return found[0].strerror or str(found[0]) or type(found[0]).__name__
-    return None
+    # Checked here, so that a missing extra is one line, not a traceback.
+    missing = [name for name in LIBRARIES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ConfigError(f"{_MISSING_WEB} (missing: {', '.join(missing)})")
+    from ..demo.web import run_web
+
+    _log_to_stderr()
+    return run_web(
+        options,
+        host=args.host or "127.0.0.1",
+        port=args.port or 8000,
+        open_browser=args.open,
+    )
 
 
-def _model_failure(exc: ModelError, base_url: str | None, timeout: float | None) -> str:
-    """One line about a model server that failed the demo: what, where, and what to try."""
-    server = f"the model server at {base_url}"
-    if timeout is not None and "reply_timeout" in str(exc):
-        # The demo's --timeout is the model's reply_timeout: name the option, not the
-        # library's parameter.
-        return (
-            f"{server} did not finish within --timeout {timeout:g} s (a server that hangs, "
-            "or a reply that takes longer); raise --timeout, or see the server's log"
-        )
-    if exc.status_code is not None:
-        hint = _HTTP_HINTS.get(exc.status_code) or _HTTP_CLASS_HINTS.get(
-            exc.status_code // 100, "check --base-url and --model"
-        )
-        return f"{server} answered HTTP {exc.status_code}: {exc.message}; {hint}"
-    why = _unreachable(exc)
-    if why is not None:
-        return f"{server} could not be reached ({why}); is it running? check --base-url"
-    # A reply cut short (a dropped connection, a server that crashed mid-reply), or no
-    # reply in time: the message says which.
-    return f"{server} failed: {exc}; try again, or see the server's log"
+def _log_to_stderr() -> None:
+    """Show the web demo's log (connections, runs) on standard error."""
+    log = logging.getLogger("stream_parser.demo")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("stream-parser demo: %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
 
 
 def _silence_stdout() -> None:

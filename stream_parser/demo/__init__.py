@@ -18,6 +18,9 @@ renderer (``_render.py``): text for a person (with colours when ``rich`` is inst
 or JSON lines.  ``language`` switches the demo's own words, the scripted replies and the agent's
 prompts.
 
+``--web`` serves the same run to a browser page over a WebSocket
+(:mod:`stream_parser.demo.web`, loaded only then).
+
 It sits on the top floor with the command line, since it uses every layer below.
 """
 
@@ -27,15 +30,27 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from ..agent import FunctionCallAgent, ReActAgent
+from ..agent import Approver, FunctionCallAgent, ReActAgent
+from ..agent.loop import AgentLoop
 from ..core.events import ToolCallEvent
 from ..errors import ConfigError
 from ..llm.base import ChatModel
+from ..tools import Tool
+from ._failure import model_failure
 from ._render import LABELS, make_renderer
 from ._script import PROTOCOLS, SlowModel, scripted_model, task
 from ._tools import make_tools, sandbox_copy
 
-__all__ = ["LANGUAGES", "PROTOCOLS", "DemoOptions", "run_demo"]
+__all__ = [
+    "LANGUAGES",
+    "PROTOCOLS",
+    "DemoOptions",
+    "check_options",
+    "make_agent",
+    "make_model",
+    "model_failure",
+    "run_demo",
+]
 
 LANGUAGES = tuple(LABELS)
 """``language`` values: the demo's own words and scripted replies exist in these."""
@@ -94,16 +109,26 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
         ModelError: with ``base_url``, the server could not be reached, answered an HTTP
             error (after the retries) or cut a reply short.
     """
+    check_options(options)
+    return asyncio.run(_run(options, out))
+
+
+def check_options(options: DemoOptions) -> None:
+    """Raise :class:`~stream_parser.errors.ConfigError` for an unknown protocol or language."""
     if options.protocol not in PROTOCOLS:
         raise ConfigError(f"unknown protocol {options.protocol!r}: use one of {PROTOCOLS}")
     if options.language not in LANGUAGES:
         raise ConfigError(f"unknown language {options.language!r}: use one of {LANGUAGES}")
-    return asyncio.run(_run(options, out))
 
 
-def _model(options: DemoOptions) -> tuple[ChatModel, str]:
+def make_model(options: DemoOptions, protocol: str | None = None) -> tuple[ChatModel, str]:
+    """The demo's model and a label for it: the script (for ``protocol``), or the server.
+
+    Raises:
+        ConfigError: ``base_url`` without the ``openai`` package.
+    """
     if options.base_url is None:
-        scripted = scripted_model(options.protocol, options.language)
+        scripted = scripted_model(protocol or options.protocol, options.language)
         if options.delay > 0:
             return SlowModel(scripted, options.delay), "scripted"
         return scripted, "scripted"
@@ -127,11 +152,40 @@ def _model(options: DemoOptions) -> tuple[ChatModel, str]:
     return model, f"{name} @ {options.base_url}"
 
 
+def make_agent(
+    options: DemoOptions,
+    model: ChatModel,
+    tools: list[Tool],  # type: ignore[type-arg]
+    approve: Approver,
+    *,
+    protocol: str | None = None,
+    max_iterations: int = 10,
+) -> AgentLoop:
+    """The demo's agent on ``model``.
+
+    A ``FunctionCallAgent`` for the protocol ``"native"``, else a ``ReActAgent`` in the
+    dialect ``protocol`` names (``options.protocol`` by default).
+    """
+    common: dict[str, Any] = {
+        "system_prompt": _SYSTEM_PROMPT[options.language],
+        "approve": approve,
+        # The agent's own prompt text (tool instructions, observations) in the same
+        # language as the demo.
+        "language": options.language,
+        "instructions_role": options.instructions_role,
+        "max_iterations": max_iterations,
+    }
+    protocol = protocol or options.protocol
+    if protocol == "native":
+        return FunctionCallAgent(model, tools, **common)
+    return ReActAgent(model, tools, dialect=protocol, **common)
+
+
 async def _run(options: DemoOptions, out: TextIO) -> int:
     renderer = make_renderer(
         out, options.language, json_lines=options.json_lines, plain=options.plain
     )
-    model, model_label = _model(options)
+    model, model_label = make_model(options)
 
     def approve(call: ToolCallEvent) -> bool:
         # The demo approves every call that asks, and shows that it did.
@@ -139,20 +193,7 @@ async def _run(options: DemoOptions, out: TextIO) -> int:
         return True
 
     with sandbox_copy() as root:
-        tools = make_tools(root)
-        agent: Any
-        common: dict[str, Any] = {
-            "system_prompt": _SYSTEM_PROMPT[options.language],
-            "approve": approve,
-            # The agent's own prompt text (tool instructions, observations) in the same
-            # language as the demo.
-            "language": options.language,
-            "instructions_role": options.instructions_role,
-        }
-        if options.protocol == "native":
-            agent = FunctionCallAgent(model, tools, **common)
-        else:
-            agent = ReActAgent(model, tools, dialect=options.protocol, **common)
+        agent = make_agent(options, model, make_tools(root), approve)
         request = task(options.language)
         renderer.header(
             {

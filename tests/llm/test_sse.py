@@ -8,7 +8,11 @@ from hypothesis import strategies as st
 from stream_parser.llm.sse import SSEDecoder
 
 FIELDS = st.sampled_from(["data", "event", "error", "id", ": comment", "retry"])
-VALUES = st.text(alphabet=st.characters(blacklist_characters="\r\n"), max_size=12)
+# Any character but a line end, and no lone surrogate: a body is UTF-8 bytes.
+VALUES = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"),
+    max_size=12,
+)
 ENDS = st.sampled_from(["\n", "\r", "\r\n"])
 
 
