@@ -8,17 +8,21 @@ import socket
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+import stream_parser.demo.web
 from stream_parser.cli import main
 from stream_parser.demo.web import url_of
 from stream_parser.demo.web.app import is_loopback
 from tests.demo_web.conftest import ROOT, WebDemo
 
-STATIC = ROOT / "stream_parser" / "demo" / "web" / "static"
+# The installed package's files: the compiled build's CI runs the tests without the
+# checkout's stream_parser/ folder.
+STATIC = Path(stream_parser.demo.web.__file__).parent / "static"
 
 
 @pytest.mark.parametrize(
