@@ -22,7 +22,6 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from stream_parser.agent import Deny
-from stream_parser.agent.loop import iterate_sync
 from stream_parser.demo import DemoOptions, make_agent
 from stream_parser.demo._script import scripted_model, task
 from stream_parser.demo._tools import make_tools, sandbox_copy
@@ -116,9 +115,9 @@ def expected_events(
                 protocol=dialect,
                 max_iterations=1 if mode == "simple" else 10,
             )
-            run = agent.run(content, history=history)
-            turns.append([json.loads(event_to_json(event)) for event in iterate_sync(run)])
-            history = run.messages
+            events = list(agent.stream_sync(content, history=history))
+            turns.append([json.loads(event_to_json(event)) for event in events])
+            history = events[-1].messages  # agent_done: the conversation so far
     return turns
 
 
