@@ -3,8 +3,11 @@
 Theory of operation.  An agent repeats one *step*: send the conversation to the model,
 stream the reply through a :class:`~stream_parser.StreamToolParser` (yielding every event
 as it arrives), run the validated calls, and append the reply and the answers to its
-calls to the history.  The loop is written once (``loop.py``); the two agents differ only
-in how the tools reach the model:
+calls to the history.  The loop is written once, one concern a module: the steps
+(``loop.py``), the run handle and its usage (``run.py``), a reply and the history it
+writes (``reply.py``), running the calls (``runner.py``), the conversation a run starts
+from (``history.py``), and the background event loop of the sync forms (``_sync.py``).
+The two agents differ only in how the tools reach the model:
 
 * :class:`FunctionCallAgent` (``function_call.py``): native function calling, the tools
   sent as OpenAI ``tools``, the history in the exact OpenAI format;
@@ -35,8 +38,10 @@ from .events import (
     step_of,
 )
 from .function_call import FunctionCallAgent
-from .loop import AgentRun, Approver, ContextStep, Deny, Usage, trim_history
+from .history import ContextStep, trim_history
 from .react import ReActAgent
+from .run import AgentRun, Usage
+from .runner import Approver, Deny
 
 __all__ = [
     "AgentDoneEvent",

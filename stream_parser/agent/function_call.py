@@ -27,7 +27,9 @@ from ..core.parser import StreamToolParser
 from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
 from ..tools import ToolLike, ToolRegistry
-from .loop import AgentLoop, Approver, Reply
+from .loop import AgentLoop
+from .reply import Reply
+from .runner import Approver
 
 __all__ = ["FunctionCallAgent"]
 

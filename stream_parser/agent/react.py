@@ -31,7 +31,8 @@ from ..llm.base import ChatModel
 from ..prompts import text as prompts
 from ..schema.typedesc import describe_parameters
 from ..tools import Tool, ToolLike, ToolRegistry
-from .loop import AgentLoop, Approver
+from .loop import AgentLoop
+from .runner import Approver
 
 __all__ = ["EXAMPLE_TOOL", "ReActAgent", "tools_prompt"]
 

@@ -40,7 +40,8 @@ from collections.abc import (
 from typing import Any, Final, TypeVar
 
 from ..agent import FunctionCallAgent, ReActAgent
-from ..agent.loop import AgentLoop, iterate_sync
+from ..agent._sync import iterate_sync
+from ..agent.loop import AgentLoop
 from ..dialects import ModelDialect, get_dialect
 from ..dialects.detect import model_name_of, resolve_model_dialect
 from ..errors import ConfigError

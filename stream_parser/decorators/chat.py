@@ -43,8 +43,11 @@ from collections.abc import (
 )
 from typing import Any, Final, Generic, Literal, ParamSpec, TypeAlias, cast
 
-from ..agent.loop import AgentLoop, AgentRun, check_sync_tools, start_history
+from ..agent._sync import check_sync_tools
+from ..agent.history import start_history
+from ..agent.loop import AgentLoop
 from ..agent.react import ReActAgent
+from ..agent.run import AgentRun
 from ..core.chunks import ChatDelta
 from ..core.events import TextOutputEvent
 from ..errors import ConfigError

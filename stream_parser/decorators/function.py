@@ -44,8 +44,9 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, get_args, get_
 
 from pydantic import BaseModel
 
+from ..agent._sync import call_sync, check_sync_tools
 from ..agent.events import StepStartEvent
-from ..agent.loop import Usage, call_sync, check_sync_tools
+from ..agent.run import Usage
 from ..core.events import TextOutputEvent
 from ..errors import AnswerValidationError, ConfigError, RunLimitError
 from ..llm.base import ChatModel, Message, UserMessage

@@ -22,7 +22,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from stream_parser.agent import Deny
-from stream_parser.agent.loop import iterate_sync
+from stream_parser.agent._sync import iterate_sync
 from stream_parser.demo import DemoOptions, make_agent
 from stream_parser.demo._script import scripted_model, task
 from stream_parser.demo._tools import make_tools, sandbox_copy
