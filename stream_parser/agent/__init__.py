@@ -24,6 +24,9 @@ the parser's event base and are encoded like them; their ``span`` is None.  The 
 events an agent yields carry their ``step`` (:func:`step_of`).  Logging goes to the
 ``stream_parser.agent`` logger.
 
+Both agents and the typed-function decorators take the same keyword options, declared
+once as :class:`AgentOptions` (``options.py``) and checked into an :class:`AgentConfig`.
+
 See ``docs/agent.md`` and ``docs/agents-tutorial.md``.
 """
 
@@ -39,13 +42,15 @@ from .events import (
 )
 from .function_call import FunctionCallAgent
 from .history import ContextStep, trim_history
+from .options import AgentConfig, AgentOptions, Approver, Deny
 from .react import ReActAgent
 from .run import AgentRun, Usage
-from .runner import Approver, Deny
 
 __all__ = [
+    "AgentConfig",
     "AgentDoneEvent",
     "AgentEvent",
+    "AgentOptions",
     "AgentRun",
     "Approver",
     "ContextStep",

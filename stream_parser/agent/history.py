@@ -30,14 +30,14 @@ __all__ = ["ContextStep", "start_history", "trim_history"]
 def start_history(
     input: str | Sequence[Message],
     history: Sequence[Message] | None,
-    system_prompt: str,
-    instructions_role: str = "system",
+    instructions: str,
+    role: str = "system",
 ) -> list[Message]:
     r"""The conversation a run starts from: history, then the input, system prompt first.
 
-    With ``instructions_role="user"`` the system prompt opens the first user message
-    instead of being a system message of its own (once: a conversation that already
-    opens with it is left as it is).  A conversation that starts with a system or
+    ``instructions`` is the system prompt.  With ``role="user"`` it opens the first user
+    message instead of being a system message of its own (once: a conversation that
+    already opens with it is left as it is).  A conversation that starts with a system or
     developer message, or an empty system prompt, is left as it is too.
 
     Example:
@@ -54,10 +54,10 @@ def start_history(
             raise TypeError("input and history must be a string or a sequence of message dicts")
         messages.extend(items)
     first_role = messages[0].get("role") if messages else None
-    if not system_prompt or first_role in ("system", "developer"):
+    if not instructions or first_role in ("system", "developer"):
         return messages
-    if instructions_role == "system":
-        messages.insert(0, SystemMessage(role="system", content=system_prompt))
+    if role == "system":
+        messages.insert(0, SystemMessage(role="system", content=instructions))
         return messages
     # Some chat templates drop or reject a system message: the instructions then open the
     # first user message (once: a continued conversation already starts with them).
@@ -66,16 +66,16 @@ def start_history(
             continue
         content = message.get("content")
         if isinstance(content, str):
-            if not content.startswith(system_prompt):
-                text = f"{system_prompt}\n\n{content}" if content else system_prompt
+            if not content.startswith(instructions):
+                text = f"{instructions}\n\n{content}" if content else instructions
                 messages[index] = cast("Message", {**message, "content": text})
         elif isinstance(content, list):
             first = content[0] if content else None
-            if not (isinstance(first, dict) and first.get("text") == system_prompt):
-                opening: dict[str, str] = {"type": "text", "text": system_prompt}
+            if not (isinstance(first, dict) and first.get("text") == instructions):
+                opening: dict[str, str] = {"type": "text", "text": instructions}
                 messages[index] = cast("Message", {**message, "content": [opening, *content]})
         return messages
-    messages.insert(0, UserMessage(role="user", content=system_prompt))
+    messages.insert(0, UserMessage(role="user", content=instructions))
     return messages
 
 

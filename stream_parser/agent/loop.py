@@ -42,11 +42,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import datetime
 import logging
 from collections.abc import (
     AsyncIterator,
-    Callable,
     Iterable,
     Iterator,
     Mapping,
@@ -69,7 +67,7 @@ from ..llm.base import (
     Message,
     ModelError,
 )
-from ..prompts.templating import check_language, render
+from ..prompts.templating import render
 from ..tools import ToolLike, ToolRegistry, ToolResult
 from ._sync import _background, check_sync_tools, iterate_sync
 from .events import (
@@ -79,10 +77,11 @@ from .events import (
     StopReason,
     with_step,
 )
-from .history import ContextStep, _context_step, _now, start_history, trim_history
+from .history import ContextStep, _context_step, start_history, trim_history
+from .options import AgentOptions, Unpack, agent_config
 from .reply import Reply
-from .run import AgentRun, _interrupted, _positive_int
-from .runner import Approver, ToolRunner, _cancel_tasks, _refusal, tool_registry
+from .run import AgentRun, _interrupted
+from .runner import ToolRunner, _cancel_tasks, _refusal, tool_registry
 
 __all__ = ["AgentLoop"]
 
@@ -95,7 +94,16 @@ logger = logging.getLogger("stream_parser.agent")
 class AgentLoop(ToolRunner):
     """The loop both agents run; subclasses give the prompt, the request and the parser.
 
-    See :class:`~stream_parser.agent.FunctionCallAgent` for the arguments.
+    Args:
+        model: the chat model (any :class:`~stream_parser.llm.ChatModel`).
+        tools: a :class:`~stream_parser.tools.ToolRegistry`, or tools and plain functions
+            to make one of.  Every tool must have a function to run.
+        **options: the options of :class:`~stream_parser.agent.AgentOptions`.
+
+    Raises:
+        ConfigError: an unknown option (the closest one is named) or a bad value, a
+            schema-only or duplicate tool, a tool that requires approval without
+            ``approve``, or a model that is not a ``ChatModel``.
     """
 
     #: the parser configuration of a subclass when none is given
@@ -105,85 +113,24 @@ class AgentLoop(ToolRunner):
         self,
         model: ChatModel,
         tools: ToolRegistry | Iterable[ToolLike] | Mapping[str, ToolLike],
-        *,
-        system_prompt: str | None = None,
-        max_iterations: int = 10,
-        max_tool_calls: int | None = None,
-        concurrent_tools: bool = False,
-        tool_timeout: float | None = None,
-        max_result_chars: int | None = 20_000,
-        approve: Approver | None = None,
-        eager_tools: bool = False,
-        model_options: Mapping[str, Any] | None = None,
-        parser_config: ParserConfig | None = None,
-        language: str = "en",
-        templates: Mapping[str, str] | None = None,
-        instructions_role: str = "system",
-        history_length: int | None = None,
-        step_history_size: int = 3,
-        show_time: bool = False,
-        clock: Callable[[], datetime.datetime] | None = None,
+        **options: Unpack[AgentOptions],
     ) -> None:
         if not isinstance(model, ChatModel):
             raise ConfigError(f"model must be a ChatModel (with stream()), not {model!r}")
         self.model = model
         self.tools = tool_registry(tools)
-        self.instructions = system_prompt
-        self.language = check_language(language)
-        """The language of the prompt text the agent writes, ``"en"`` or ``"zh"``."""
-        self.templates: dict[str, str] | None = dict(templates) if templates else None
-        """Replacement prompt templates by name (see ``docs/prompts.md``)."""
-        if instructions_role not in ("system", "user"):
-            raise ConfigError(
-                f'instructions_role must be "system" or "user", got {instructions_role!r}'
-            )
-        self.instructions_role = instructions_role
-        """Where the system prompt goes: a system message, or the first user message."""
-        self.history_length = (
-            None if history_length is None else _positive_int("history_length", history_length)
-        )
-        """The most turns sent to the model (None: all); the run's history keeps them all."""
-        self.step_history_size = _positive_int("step_history_size", step_history_size, 0)
-        """The most earlier steps a context block shows (the latest ones)."""
-        self.show_time = bool(show_time)
-        """Whether the user prompt tells the model the current time."""
-        self.clock: Callable[[], datetime.datetime] = clock or _now
-        """Where the time comes from (injectable for tests)."""
-        self.max_iterations = _positive_int("max_iterations", max_iterations)
-        self.max_tool_calls = (
-            None if max_tool_calls is None else _positive_int("max_tool_calls", max_tool_calls, 0)
-        )
-        self.concurrent_tools = bool(concurrent_tools)
-        if tool_timeout is not None and (
-            isinstance(tool_timeout, bool)
-            or not isinstance(tool_timeout, (int, float))
-            or not tool_timeout > 0
-        ):
-            raise ConfigError(f"tool_timeout must be a number of seconds > 0, got {tool_timeout!r}")
-        self.tool_timeout = tool_timeout
-        self.max_result_chars = (
-            None
-            if max_result_chars is None
-            else _positive_int("max_result_chars", max_result_chars)
-        )
-        if approve is not None and not callable(approve):
-            raise ConfigError(f"approve must be a callable, not {approve!r}")
-        self.approve = approve
+        self.config = agent_config(type(self).__name__, options)
+        """The options, checked and with their defaults (see :class:`AgentOptions`)."""
         marked = [item.name for item in self.tools.tools if item.requires_approval]
-        if marked and approve is None:
+        if marked and self.config.approve is None:
             raise ConfigError(
                 f"tool(s) {', '.join(marked)} require approval: pass approve= to the agent"
             )
         # With some tools marked, only those are asked about; else every call is.
         self._ask_all = not marked
-        self.eager_tools = bool(eager_tools)
-        self.model_options = dict(model_options or {})
-        if "concurrent_tools" in self.model_options:
-            raise ConfigError("concurrent_tools is an agent argument, not a model option")
-        base = parser_config if parser_config is not None else self._default_config
-        if not isinstance(base, ParserConfig):
-            raise ConfigError(f"parser_config must be a ParserConfig, not {base!r}")
-        self.parser_config = self._configure(base)
+        given = self.config.parser_config
+        self.parser_config = self._configure(given if given is not None else self._default_config)
+        """The parser configuration of every step (the one given, as the agent needs it)."""
 
     # -- hooks ------------------------------------------------------------------------------
 
@@ -193,7 +140,7 @@ class AgentLoop(ToolRunner):
 
     def system_prompt(self) -> str:
         """The system message of a new conversation (``""`` for none)."""
-        return self.instructions or ""
+        return self.config.system_prompt or ""
 
     def _notices(self, reply: Reply) -> list[NoticeEvent]:
         """Notices about a whole reply, given after its last event (none by default)."""
@@ -201,7 +148,7 @@ class AgentLoop(ToolRunner):
 
     def _request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
         """Start one reply: the model's stream for the conversation."""
-        return self.model.stream(messages, **self.model_options)
+        return self.model.stream(messages, **self.config.model_options)
 
     def _parser(self) -> StreamToolParser:
         """A fresh parser for one reply; its compiled tables come from the core's cache."""
@@ -219,11 +166,11 @@ class AgentLoop(ToolRunner):
         steps = [_context_step(step) for step in context]
         return render(
             "context",
-            self.language,
-            templates=self.templates,
+            self.config.language,
+            templates=self.config.templates,
             reasoning=reasoning or "",
             steps=[dataclasses.asdict(step) for step in steps],
-            step_history_size=self.step_history_size,
+            step_history_size=self.config.step_history_size,
         )
 
     def user_prompt(
@@ -246,11 +193,11 @@ class AgentLoop(ToolRunner):
         block = None
         if context is not None or reasoning:
             block = self.context_prompt(context or (), reasoning)
-        when = self.clock().isoformat(timespec="seconds") if self.show_time else None
+        when = self.config.clock().isoformat(timespec="seconds") if self.config.show_time else None
         return render(
             "user_prompt",
-            self.language,
-            templates=self.templates,
+            self.config.language,
+            templates=self.config.templates,
             question=question,
             time=when,
             context=block,
@@ -258,7 +205,10 @@ class AgentLoop(ToolRunner):
 
     def _note(self, kind: str, **details: Any) -> str:
         """A note the agent writes about a call (why it did not run, a cut result)."""
-        return render("agent_note", self.language, templates=self.templates, kind=kind, **details)
+        config = self.config
+        return render(
+            "agent_note", config.language, templates=config.templates, kind=kind, **details
+        )
 
     # -- running ----------------------------------------------------------------------------
 
@@ -290,9 +240,10 @@ class AgentLoop(ToolRunner):
         Raises:
             TypeError: ``input`` or ``history`` is not a string or messages.
         """
-        if isinstance(input, str) and (context is not None or reasoning or self.show_time):
+        if isinstance(input, str) and (context is not None or reasoning or self.config.show_time):
             input = self.user_prompt(input, context=context, reasoning=reasoning)
-        messages = start_history(input, history, self.system_prompt(), self.instructions_role)
+        role = self.config.instructions_role
+        messages = start_history(input, history, self.system_prompt(), role)
         return AgentRun(messages, self._steps)
 
     def run_sync(
@@ -333,9 +284,10 @@ class AgentLoop(ToolRunner):
 
     async def _steps(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
         messages = run.messages
+        config = self.config
         reply = Reply(0)
         log = logger
-        for step in range(1, self.max_iterations + 1):
+        for step in range(1, self.config.max_iterations + 1):
             run.steps = step
             log.info("%s step %d: %d message(s) to the model", run.run_id, step, len(messages))
             if log.isEnabledFor(logging.DEBUG):
@@ -348,8 +300,8 @@ class AgentLoop(ToolRunner):
             reply = Reply(step)
             eager: dict[int, asyncio.Task[ToolResult]] = {}
             results: dict[int, ToolResult] = {}
-            sent = trim_history(messages, self.history_length)
-            if self.instructions_role == "user" and len(sent) < len(messages):
+            sent = trim_history(messages, self.config.history_length)
+            if self.config.instructions_role == "user" and len(sent) < len(messages):
                 # The turn that opened with the instructions was left out: the first turn
                 # sent opens with them instead.
                 sent = start_history(sent, None, self.system_prompt(), "user")
@@ -362,7 +314,7 @@ class AgentLoop(ToolRunner):
                     if isinstance(event, TokenUsageEvent):
                         run.usage.add(event.usage_info)
                     yield with_step(event, step)
-                    if self.eager_tools and isinstance(event, ToolCallEvent):
+                    if self.config.eager_tools and isinstance(event, ToolCallEvent):
                         self._start_eager(run, reply, eager, results)
                 reply.finished = True
                 for notice in self._notices(reply):
@@ -370,7 +322,9 @@ class AgentLoop(ToolRunner):
             except BaseException as exc:
                 await _cancel_tasks(eager, results)
                 messages.extend(
-                    reply.messages(results, {}, language=self.language, templates=self.templates)
+                    reply.messages(
+                        results, {}, language=config.language, templates=config.templates
+                    )
                 )
                 run.output = reply.visible_text
                 run.reason = _interrupted(exc)
@@ -400,7 +354,7 @@ class AgentLoop(ToolRunner):
                 }
                 messages.extend(
                     reply.messages(
-                        results, not_run, language=self.language, templates=self.templates
+                        results, not_run, language=config.language, templates=config.templates
                     )
                 )
                 run.output = reply.visible_text
@@ -421,7 +375,9 @@ class AgentLoop(ToolRunner):
             except BaseException as exc:
                 await _cancel_tasks(eager, results)
                 messages.extend(
-                    reply.messages(results, {}, language=self.language, templates=self.templates)
+                    reply.messages(
+                        results, {}, language=config.language, templates=config.templates
+                    )
                 )
                 run.output = reply.visible_text
                 run.reason = _interrupted(exc)
@@ -431,7 +387,7 @@ class AgentLoop(ToolRunner):
                 result.error_type == ErrorType.TOOL_CALL_LIMIT for result in results.values()
             )
             messages.extend(
-                reply.messages(results, {}, language=self.language, templates=self.templates)
+                reply.messages(results, {}, language=config.language, templates=config.templates)
             )
             if not reply.needs_answer:
                 yield self._done(run, "done", reply)

@@ -1,4 +1,4 @@
-"""The run handle, its token usage and its limits.
+"""The run handle and its token usage.
 
 An :class:`AgentRun` is what ``agent.run(...)`` returns: awaitable (the finished run)
 and async-iterable (the events).  It wraps the async generator of the loop's steps and
@@ -6,7 +6,7 @@ adds what a caller holds on to: the live history, the usage summed over the step
 step and call counts, the reason the run ended, and cancellation from any thread (the
 run's own task is cancelled only while it waits inside the run, never in the caller's
 code between two events).  :func:`_interrupted` names the reason of a run an exception
-stopped; :func:`_positive_int` checks a limit.
+stopped.  The limits themselves are options (``options.py``), counted here.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from collections.abc import (
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError
 from ..llm.base import (
     Message,
     ModelError,
@@ -225,11 +224,3 @@ def _interrupted(exc: BaseException) -> StopReason | None:
     if isinstance(exc, (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt)):
         return "cancelled"
     return None
-
-
-def _positive_int(name: str, value: object, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{name} must be an int, not {type(value).__name__}")
-    if value < minimum:
-        raise ConfigError(f"{name} must be >= {minimum}, got {value}")
-    return value

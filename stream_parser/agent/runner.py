@@ -26,8 +26,7 @@ from collections.abc import (
     Iterable,
     Mapping,
 )
-from dataclasses import dataclass
-from typing import Any, TypeAlias, cast
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -40,35 +39,17 @@ from ..tools import Tool, ToolLike, ToolRegistry, ToolResult, as_registry
 from .events import (
     ToolResultEvent,
 )
+from .options import AgentConfig, Deny
 from .reply import Reply
 from .run import AgentRun
 
-__all__ = ["Approver", "Decision", "Deny", "ToolRunner", "tool_registry"]
+__all__ = ["ToolRunner", "tool_registry"]
 
 logger = logging.getLogger("stream_parser.agent")
 
 
 # --- approval -------------------------------------------------------------------------------
 
-
-@dataclass(frozen=True, slots=True)
-class Deny:
-    """What an approver returns to refuse a call; the model reads ``reason``.
-
-    Attributes:
-        reason: why the call was refused, for the model.
-    """
-
-    reason: str = "the call was not approved"
-
-
-Decision: TypeAlias = bool | Deny | BaseModel | ToolCallEvent | None
-"""What an approver returns: ``True`` or ``None`` (run it), ``False`` or :class:`Deny`
-(do not run it), or an edited call: an instance of the tool's argument model, or the
-:class:`~stream_parser.ToolCallEvent` with another ``tool_instance``."""
-
-Approver: TypeAlias = Callable[[ToolCallEvent], Decision | Awaitable[Decision]]
-"""``approve=``: given each validated call before it runs (sync or async)."""
 
 # --- running tools --------------------------------------------------------------------------
 
@@ -119,12 +100,8 @@ class ToolRunner:
     """Runs a reply's calls; mixed into the agent loop, which sets these attributes."""
 
     tools: ToolRegistry
-    approve: Approver | None
+    config: AgentConfig
     _ask_all: bool
-    max_tool_calls: int | None
-    concurrent_tools: bool
-    tool_timeout: float | None
-    max_result_chars: int | None
 
     def _note(self, kind: str, **details: Any) -> str:
         raise NotImplementedError
@@ -154,7 +131,8 @@ class ToolRunner:
         eager[position] = asyncio.ensure_future(self._execute(run, call))
 
     def _over_limit(self, run: AgentRun) -> bool:
-        return self.max_tool_calls is not None and run.tool_calls >= self.max_tool_calls
+        limit = self.config.max_tool_calls
+        return limit is not None and run.tool_calls >= limit
 
     async def _run_calls(
         self,
@@ -169,7 +147,7 @@ class ToolRunner:
         has finished.  Every running call is in ``tasks``, so that an interruption can
         cancel it.
         """
-        if self.concurrent_tools:
+        if self.config.concurrent_tools:
             for position, call in enumerate(reply.calls):
                 if position not in tasks:
                     self._start(run, call, position, tasks, results)
@@ -200,7 +178,7 @@ class ToolRunner:
             results[position] = _refusal(
                 call,
                 ErrorType.TOOL_CALL_LIMIT,
-                self._note("call_limit", limit=self.max_tool_calls),
+                self._note("call_limit", limit=self.config.max_tool_calls),
             )
             return
         run.tool_calls += 1
@@ -211,8 +189,8 @@ class ToolRunner:
         started = time.perf_counter()
         item = self.tools.get_tool(call.tool_name)
         instance: Any = call.tool_instance
-        if self.approve is not None and (self._ask_all or item.requires_approval):
-            decision = self.approve(call)
+        if self.config.approve is not None and (self._ask_all or item.requires_approval):
+            decision = self.config.approve(call)
             if inspect.isawaitable(decision):
                 decision = await decision
             if decision is False or isinstance(decision, Deny):
@@ -229,11 +207,11 @@ class ToolRunner:
                     f"instance or a ToolCallEvent, not {decision!r}"
                 )
         result = await self._invoke(item, instance)
-        if self.max_result_chars is not None and len(result.text) > self.max_result_chars:
-            cut = len(result.text) - self.max_result_chars
+        keep = self.config.max_result_chars
+        if keep is not None and len(result.text) > keep:
+            cut = len(result.text) - keep
             result = dataclasses.replace(
-                result,
-                text=f"{result.text[: self.max_result_chars]}\n{self._note('result_cut', cut=cut)}",
+                result, text=f"{result.text[:keep]}\n{self._note('result_cut', cut=cut)}"
             )
         elapsed = (time.perf_counter() - started) * 1000
         logger.info(
@@ -251,19 +229,19 @@ class ToolRunner:
             work: Awaitable[ToolResult] = asyncio.ensure_future(item.aexecute(instance))
         else:
             work = _in_thread(lambda: item.execute(instance))
-        if self.tool_timeout is None:
+        if self.config.tool_timeout is None:
             return await work
         # wait_for raises asyncio.TimeoutError, which is the builtin TimeoutError only from
         # Python 3.11 on: catching the builtin one lets the timeout out of the run on 3.10.
         try:
-            return await asyncio.wait_for(work, self.tool_timeout)
+            return await asyncio.wait_for(work, self.config.tool_timeout)
         except asyncio.TimeoutError:
             return ToolResult(
                 tool_name=item.name,
                 text=self._note(
                     "timeout",
                     name=item.name,
-                    seconds=f"{self.tool_timeout:g}",
+                    seconds=f"{self.config.tool_timeout:g}",
                     cancelled=item.is_async,
                 ),
                 is_error=True,
