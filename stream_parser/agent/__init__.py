@@ -21,8 +21,8 @@ events).  The agent's own events (``events.py``) are yielded between the parser'
 :class:`StepStartEvent`, :class:`ToolResultEvent`, :class:`AgentDoneEvent`
 (:data:`AgentEvent` is the union of all of them and the parser's events).  They share
 the parser's event base and are encoded like them; their ``span`` is None.  The parse
-events an agent yields carry their ``step`` (:func:`step_of`).  Logging goes to the
-``stream_parser.agent`` logger.
+events come out as the parser made them: each belongs to the step of the
+:class:`StepStartEvent` before it.  Logging goes to the ``stream_parser.agent`` logger.
 
 Both agents and the typed-function decorators take the same keyword options, declared
 once as :class:`AgentOptions` (``options.py``) and checked into an :class:`AgentConfig`.
@@ -38,7 +38,6 @@ from .events import (
     StepStartEvent,
     StopReason,
     ToolResultEvent,
-    step_of,
 )
 from .function_call import FunctionCallAgent
 from .history import ContextStep, trim_history
@@ -62,5 +61,4 @@ __all__ = [
     "StopReason",
     "ToolResultEvent",
     "Usage",
-    "step_of",
 ]

@@ -2,20 +2,23 @@
 
 An agent (:class:`~stream_parser.agent.ReActAgent` on the text protocol,
 :class:`~stream_parser.agent.FunctionCallAgent` on native function calling) repeats one
-*step*: send the conversation to the model, stream the reply through the parser (every
-event is yielded as it arrives, marked with its step), run the validated calls, append
-the reply and the answers to its calls to the history.  Only three things differ
+*step*: send the conversation to the model, stream the reply through the parser (a
+:class:`~stream_parser.agent.StepStartEvent`, then every parse event as it arrives,
+unchanged), run the validated calls, append the reply and the answers to its calls to
+the history.  Only three things differ
 between the agents, and they are the hooks of :class:`AgentLoop`: the system prompt,
 the request (with or without OpenAI ``tools``), and the parser's configuration.  How a
 reply goes into the history is shared too: native calls are answered by ``tool``
 messages, calls written in the text by one ``user`` message of observations.
 
-* :class:`AgentRun`: one run, both awaitable (``await run`` drives it to its end) and
-  async-iterable (``async for event in run``); it keeps the record of the run
-  (``output``, ``messages``, ``usage``, ``steps``, ``reason``, ``events``).
-* :class:`AgentLoop`: the step loop, the tool runner (worker threads for sync tools,
-  time limits, result size, approval, eager read-only tools, the run's call limit), and
-  ``run`` / ``run_sync`` / ``stream_sync``.
+* :class:`AgentLoop` (this module): the step loop, its hooks, and ``run`` /
+  ``run_sync`` / ``stream_sync``; it reads its options from an
+  :class:`~stream_parser.agent.AgentConfig` (``options.py``);
+* the run handle, :class:`~stream_parser.agent.AgentRun` (``run.py``); a reply and the
+  history it writes (``reply.py``); the tool runner, mixed in (``runner.py``: worker
+  threads for sync tools, time limits, result size, approval, eager read-only tools,
+  the run's call limit); the conversation a run starts from (``history.py``); the
+  background loop of the sync forms (``_sync.py``).
 
 History invariant: whenever a run stops (it ends, the model fails, it is cancelled or
 closed, at any point), ``AgentRun.messages`` is a conversation a server accepts: every
@@ -75,7 +78,6 @@ from .events import (
     AgentEvent,
     StepStartEvent,
     StopReason,
-    with_step,
 )
 from .history import ContextStep, _context_step, start_history, trim_history
 from .options import AgentOptions, Unpack, agent_config
@@ -313,12 +315,12 @@ class AgentLoop(ToolRunner):
                     reply.take(event)
                     if isinstance(event, TokenUsageEvent):
                         run.usage.add(event.usage_info)
-                    yield with_step(event, step)
+                    yield event
                     if self.config.eager_tools and isinstance(event, ToolCallEvent):
                         self._start_eager(run, reply, eager, results)
                 reply.finished = True
                 for notice in self._notices(reply):
-                    yield with_step(notice, step)
+                    yield notice
             except BaseException as exc:
                 await _cancel_tasks(eager, results)
                 messages.extend(
