@@ -311,12 +311,13 @@ class AgentLoop(ToolRunner):
             recorded = reply.record(source)
             events = self._parser().aparse_stream(recorded)
             try:
+                take, eager_tools = reply.take, config.eager_tools
                 async for event in events:
-                    reply.take(event)
+                    take(event)
                     if isinstance(event, TokenUsageEvent):
                         run.usage.add(event.usage_info)
                     yield event
-                    if self.config.eager_tools and isinstance(event, ToolCallEvent):
+                    if eager_tools and isinstance(event, ToolCallEvent):
                         self._start_eager(run, reply, eager, results)
                 reply.finished = True
                 for notice in self._notices(reply):

@@ -134,8 +134,10 @@ class AgentRun:
         return self
 
     async def __anext__(self) -> AgentEvent:
-        self._task = asyncio.current_task()
-        self._loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        if task is not self._task:  # the same task drives most runs from start to end
+            self._task = task
+            self._loop = asyncio.get_running_loop()
         if self._cancel_requested and self.reason is None:
             # Asked while the run waited for no event (before it started, or between
             # two events): close it as an interruption would.

@@ -15,8 +15,11 @@ import asyncio
 import contextlib
 import contextvars
 import dataclasses
+import functools
 import inspect
 import logging
+import os
+import queue
 import threading
 import time
 from collections.abc import (
@@ -26,7 +29,7 @@ from collections.abc import (
     Iterable,
     Mapping,
 )
-from typing import Any, cast
+from typing import Any, Final, TypeAlias, cast
 
 from pydantic import BaseModel
 
@@ -60,12 +63,102 @@ def _refusal(call: ToolCallEvent, error_type: ErrorType, text: str) -> ToolResul
     )
 
 
-async def _in_thread(function: Callable[[], ToolResult]) -> ToolResult:
-    """Run a sync tool in a daemon thread of its own.
+TOOL_THREADS: Final = 16
+"""The most worker threads kept for sync tools, for the whole process (see :class:`_Workers`)."""
 
-    Not the loop's default executor: a tool that overruns its time limit keeps running
-    in the background, and a daemon thread neither blocks the loop's shutdown nor the
-    interpreter's exit.
+# How long an idle worker waits for a call before it ends (the pool shrinks back).
+_IDLE_SECONDS: Final = 60.0
+
+
+# A job runs a call and gives back what hands its outcome over, which never raises.
+_Job: TypeAlias = "Callable[[], Callable[[], None]]"
+# A worker's inbox: each job, with the event it sets when it starts the job.
+_Inbox: TypeAlias = "queue.SimpleQueue[tuple[_Job, threading.Event | None]]"
+
+
+class _Workers:
+    """A bounded pool of reused daemon threads for sync tools, shared by every agent.
+
+    Starting a thread costs about a quarter of a millisecond; a worker that waits for
+    the next call is woken in a few microseconds.  Why not the loop's default executor
+    (or any ``ThreadPoolExecutor``): a tool past its time limit keeps its thread until it
+    returns, and the executor's threads are joined at the loop's shutdown and at the
+    interpreter's exit, so one stuck tool would block both.  Here every thread is a
+    daemon, nothing joins it, and a call never waits for a worker: with all
+    :data:`TOOL_THREADS` of them held (by tools past their time limit, say), the call
+    gets a thread of its own, which ends with it.  An idle worker ends after a minute.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._idle: list[_Inbox] = []  # the inbox of each idle worker
+        self._count = 0
+        # A forked child has none of its parent's threads: it starts with an empty pool.
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._forget)
+
+    def _forget(self) -> None:
+        self._lock = threading.Lock()
+        self._idle = []
+        self._count = 0
+
+    def submit(self, job: _Job) -> None:
+        """Run ``job`` on an idle worker, a new worker, or past the bound a thread of its own."""
+        with self._lock:
+            inbox: _Inbox | None = self._idle.pop() if self._idle else None
+            pooled = inbox is None and self._count < self._size
+            if pooled:
+                self._count += 1
+        if inbox is not None:
+            # Wait until the worker runs it, as Thread.start() waits for a new thread: the
+            # call starts now, not when this thread next lets go of the GIL.
+            started = threading.Event()
+            inbox.put((job, started))
+            started.wait()
+            return
+        if pooled:
+            new: _Inbox = queue.SimpleQueue()
+            new.put((job, None))
+            target: Callable[[], None] = functools.partial(self._work, new)
+            name = "stream_parser-tool"
+        else:
+            target, name = functools.partial(_run_once, job), "stream_parser-tool-extra"
+        threading.Thread(target=target, name=name, daemon=True).start()
+
+    def _work(self, inbox: _Inbox) -> None:
+        while True:
+            try:
+                job, started = inbox.get(timeout=_IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if inbox in self._idle:  # nobody is handing it a call: end
+                        self._idle.remove(inbox)
+                        self._count -= 1
+                        return
+                job, started = inbox.get()  # taken off the idle list just now: it comes
+            if started is not None:
+                started.set()
+            deliver = job()  # never raises: the outcome is in ``deliver``
+            # Idle again before the outcome is handed over: the next call, which may
+            # follow at once, finds this worker instead of starting another.
+            with self._lock:
+                self._idle.append(inbox)
+            deliver()
+
+
+def _run_once(job: _Job) -> None:
+    job()()
+
+
+_WORKERS: Final = _Workers(TOOL_THREADS)
+
+
+async def _in_thread(function: Callable[[], ToolResult]) -> ToolResult:
+    """Run a sync tool on a worker thread (:class:`_Workers`), the loop free meanwhile.
+
+    A tool that overruns its time limit keeps running in the background; its daemon
+    thread neither blocks the loop's shutdown nor the interpreter's exit.
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[ToolResult] = loop.create_future()
@@ -81,18 +174,22 @@ async def _in_thread(function: Callable[[], ToolResult]) -> ToolResult:
         else:
             future.set_result(cast(ToolResult, value))
 
-    def work() -> None:
+    def work() -> Callable[[], None]:
         value: ToolResult | None = None
         error: BaseException | None = None
         try:
             value = context.run(function)
         except BaseException as exc:  # handed to the awaiting task
             error = exc
-        # A closed loop means nobody waits for this call any more.
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(settle, value, error)
 
-    threading.Thread(target=work, name="stream_parser-tool", daemon=True).start()
+        def deliver() -> None:
+            # A closed loop means nobody waits for this call any more.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(settle, value, error)
+
+        return deliver
+
+    _WORKERS.submit(work)
     return await future
 
 
