@@ -134,10 +134,14 @@ class AgentRun:
         return self
 
     async def __anext__(self) -> AgentEvent:
-        task = asyncio.current_task()
-        if task is not self._task:  # the same task drives most runs from start to end
-            self._task = task
-            self._loop = asyncio.get_running_loop()
+        # The task driving the run, for cancel(): looked up on the run's loop once known
+        # (one lookup less per event), found again should another loop drive it.
+        loop = self._loop
+        task = None if loop is None else asyncio.current_task(loop)
+        if task is None:
+            loop = self._loop = asyncio.get_running_loop()
+            task = asyncio.current_task(loop)
+        self._task = task
         if self._cancel_requested and self.reason is None:
             # Asked while the run waited for no event (before it started, or between
             # two events): close it as an interruption would.
