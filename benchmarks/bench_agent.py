@@ -2,16 +2,20 @@
 
 Run from the repository root (the file is named ``bench_*`` so the test run skips it)::
 
-    python -m benchmarks.bench_agent             # the table
-    python -m pytest benchmarks/bench_agent.py  # a smoke test of the measurement
+    python -m benchmarks.bench_agent                        # the tables
+    python -m benchmarks.bench_agent --steps 3 --repeat 1   # a quick check that it runs
 
 One step is a reply with some text and three tool calls (native, for
 :class:`~stream_parser.FunctionCallAgent`; XML in the text, for
 :class:`~stream_parser.ReActAgent`), streamed from deltas built in advance by a model
-that does no work, and three async tools that return at once.  The parser's own time
-on the same deltas is measured apart and taken off, so what is left is the agent:
-recording the reply, marking events with their step, running the calls, building the
-history.  The aim is under 0.5 ms per step.
+that does no work, and three tools that return at once: async tools, or sync tools
+(which the agent runs on its worker threads).  The parser's own time on the same deltas
+is measured apart and taken off, so what is left is the agent: recording the reply,
+running the calls, building the history.  The aim is at most 0.3 ms per step, the same
+at 10 steps and at 200 (a cost that grew with the history would show as a larger figure
+at 200).  The last row drives the native agent with
+:class:`~stream_parser.testing.ScriptedModel`, which records every request: it must stay
+flat too.
 
 Every step builds a new parser (each reply's spans and call indexes start at 0); its
 compiled tables come from the core's cache, so that a step costs about the same with
@@ -23,6 +27,7 @@ those tools.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import gc
 import sys
@@ -31,8 +36,9 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from stream_parser import FunctionCallAgent, ReActAgent, StreamToolParser
-from stream_parser.core import parser as parser_module
+from stream_parser.core import tables as tables_module
 from stream_parser.core.chunks import ChatDelta, ToolCallDelta
+from stream_parser.testing import NativeCall, ScriptedModel, ScriptedReply
 from stream_parser.tools import ToolRegistry, tool
 
 
@@ -57,7 +63,34 @@ async def search(query: str, limit: int = 10) -> str:
     return "results"
 
 
+def read_file_sync(path: str) -> str:
+    """Read a file.
+
+    Args:
+        path: The file.
+    """
+    return "contents"
+
+
+def search_sync(query: str, limit: int = 10) -> str:
+    """Search.
+
+    Args:
+        query: What to look for.
+        limit: How many results.
+    """
+    return "results"
+
+
 TOOLS = [read_file, search]
+SYNC_TOOLS = ToolRegistry()
+SYNC_TOOLS.add(read_file_sync, name="read_file")
+SYNC_TOOLS.add(search_sync, name="search")
+CALLS = [
+    ("read_file", '{"path": "src/main.py"}'),
+    ("search", '{"query": "def main", "limit": 5}'),
+    ("read_file", '{"path": "README.md"}'),
+]
 TEXT = "I will look at the files and search for the function. " * 3
 TOOL_COUNTS = (2, 50, 300)
 
@@ -86,12 +119,7 @@ def _pieces(text: str, size: int = 4) -> list[str]:
 
 def native_reply() -> list[ChatDelta]:
     deltas = [ChatDelta(content=piece) for piece in _pieces(TEXT)]
-    calls = [
-        ("read_file", '{"path": "src/main.py"}'),
-        ("search", '{"query": "def main", "limit": 5}'),
-        ("read_file", '{"path": "README.md"}'),
-    ]
-    for index, (name, arguments) in enumerate(calls):
+    for index, (name, arguments) in enumerate(CALLS):
         deltas.append(
             ChatDelta(tool_calls=(ToolCallDelta(index=index, id=f"c{index}", name=name),))
         )
@@ -129,6 +157,14 @@ class InstantModel:
             yield delta
 
 
+def scripted_model(steps: int) -> ScriptedModel:
+    """A :class:`ScriptedModel` with ``steps`` replies like :func:`native_reply`'s."""
+    calls = tuple(
+        NativeCall(name, arguments, id=f"c{i}") for i, (name, arguments) in enumerate(CALLS)
+    )
+    return ScriptedModel([ScriptedReply(content=TEXT, tool_calls=calls)] * steps)
+
+
 def _parse_only(agent: Any, reply: list[ChatDelta], steps: int) -> float:
     async def main() -> None:
         for _ in range(steps):
@@ -151,21 +187,58 @@ def _agent(agent: Any, steps: int) -> float:
     return time.perf_counter() - started
 
 
-def measure(kind: str, steps: int = 200, repeat: int = 5, tools: Any = TOOLS) -> dict[str, float]:
-    """Milliseconds per step: the whole agent, the parser alone, and the difference."""
+def _agent_scripted(kind: str, tools: Any, steps: int) -> float:
+    # The model is built before the clock starts: a run uses up its script.
+    cls = FunctionCallAgent if kind == "native" else ReActAgent
+    agent = cls(scripted_model(steps), tools, max_iterations=steps)
+    return _agent(agent, steps)
+
+
+def measure(
+    kind: str,
+    steps: int = 200,
+    repeat: int = 5,
+    tools: Any = TOOLS,
+    model: str = "instant",
+) -> dict[str, float]:
+    """Milliseconds per step: the whole agent, the parser alone, and the difference.
+
+    Args:
+        kind: ``"native"`` (FunctionCallAgent) or ``"react"`` (ReActAgent).
+        steps: steps per run.
+        repeat: runs per figure (the best counts).
+        tools: the agent's tools.
+        model: ``"instant"`` (replays prepared deltas) or ``"scripted"``
+            (:class:`ScriptedModel`, native replies only).
+    """
     reply = native_reply() if kind == "native" else text_reply()
     cls = FunctionCallAgent if kind == "native" else ReActAgent
     agent = cls(InstantModel(reply), tools, max_iterations=steps)
     gc.collect()
-    whole = min(_agent(agent, steps) for _ in range(repeat)) / steps * 1000
+    if model == "scripted":
+        first = scripted_model(1)
+        reply = _collect(first)
+        whole = min(_agent_scripted(kind, tools, steps) for _ in range(repeat))
+    else:
+        whole = min(_agent(agent, steps) for _ in range(repeat))
+    whole = whole / steps * 1000
     parse = min(_parse_only(agent, reply, steps) for _ in range(repeat)) / steps * 1000
     return {"agent": whole, "parser": parse, "overhead": whole - parse}
+
+
+def _collect(model: ScriptedModel) -> list[ChatDelta]:
+    """The deltas of ``model``'s next reply."""
+
+    async def main() -> list[ChatDelta]:
+        return [delta async for delta in model.stream([])]
+
+    return asyncio.run(main())
 
 
 def _build(agent: Any, count: int, compiled: bool) -> float:
     # The cache is emptied before each build for the compiled figure: that is what
     # every step cost when each parser compiled its own tables.
-    clear = parser_module._TOOL_TABLES.clear
+    clear = tables_module._TOOL_TABLES.clear
     gc.collect()
     gc.disable()
     try:
@@ -188,33 +261,59 @@ def measure_parser_build(tools: Any, count: int = 200, repeat: int = 5) -> dict[
     return {"cached": cached / count * 1e6, "compiled": compiled / max(count // 10, 1) * 1e6}
 
 
-def test_the_measurement_runs() -> None:
-    for kind in ("native", "react"):
-        result = measure(kind, steps=5, repeat=1)
-        assert result["agent"] > 0 and result["parser"] > 0
-    build = measure_parser_build(many_tools(5), count=10, repeat=1)
-    assert build["cached"] > 0 and build["compiled"] > 0
+ROWS: tuple[tuple[str, str, str], ...] = (
+    # (label, agent kind, tools kind or "scripted")
+    ("native, async tools", "native", "async"),
+    ("native, sync tools", "native", "sync"),
+    ("react, async tools", "react", "async"),
+    ("react, sync tools", "react", "sync"),
+    ("native, ScriptedModel", "native", "scripted"),
+)
 
 
-def main() -> None:
-    print(f"{'agent':<20}{'whole ms/step':>15}{'parser ms/step':>16}{'overhead ms':>13}")
-    for kind in ("native", "react"):
-        result = measure(kind)
-        print(
-            f"{kind:<20}{result['agent']:>15.3f}{result['parser']:>16.3f}"
-            f"{result['overhead']:>13.3f}"
-        )
+def _row(kind: str, tools: str, steps: int, repeat: int) -> dict[str, float]:
+    if tools == "scripted":
+        return measure(kind, steps, repeat, model="scripted")
+    return measure(kind, steps, repeat, tools=SYNC_TOOLS if tools == "sync" else TOOLS)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print both tables; returns the exit status."""
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    options.add_argument("--steps", default="10,200", help="comma-separated steps per run")
+    options.add_argument("--repeat", type=int, default=5, help="runs per figure (the best)")
+    options.add_argument(
+        "--tool-counts",
+        default=",".join(str(n) for n in TOOL_COUNTS),
+        help="comma-separated tool counts of the second table (empty: skip it)",
+    )
+    args = options.parse_args(argv)
+    steps = [int(n) for n in args.steps.split(",") if n.strip()]
+    counts = [int(n) for n in args.tool_counts.split(",") if n.strip()]
+
+    print("ms per step: the agent's overhead (the parser's time taken off) / the whole step")
+    print(f"{'agent':<24}" + "".join(f"{f'{n} steps':>22}" for n in steps))
+    for label, kind, tools in ROWS:
+        cells = []
+        for n in steps:
+            result = _row(kind, tools, n, args.repeat)
+            cells.append(f"{result['overhead']:>10.3f} / {result['agent']:>7.3f}")
+        print(f"{label:<24}" + "".join(f"{cell:>22}" for cell in cells), flush=True)
+    if not counts:
+        return 0
     print()
     print(
         f"{'tools':<20}{'parser µs (cached)':>20}{'parser µs (compiled)':>22}{'react ms/step':>15}"
     )
-    for count in TOOL_COUNTS:
-        tools = many_tools(count)
-        build = measure_parser_build(tools)
-        step = measure("react", steps=100, tools=tools)
+    build_count = max(min(steps) * 20, 10)
+    for count in counts:
+        registry = many_tools(count)
+        build = measure_parser_build(registry, count=build_count, repeat=args.repeat)
+        step = measure("react", steps=max(steps), repeat=args.repeat, tools=registry)
         print(
             f"{count:<20}{build['cached']:>20.1f}{build['compiled']:>22.1f}{step['agent']:>15.3f}"
         )
+    return 0
 
 
 if __name__ == "__main__":

@@ -152,14 +152,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (median kept)")
     parser.add_argument("--dialects", default=",".join(sorted(DIALECTS)), help="comma-separated")
     parser.add_argument(
+        "--sizes",
+        default="100KB,1MB",
+        help="comma-separated reply sizes (the first two give the growth)",
+    )
+    parser.add_argument(
         "--profile", metavar="NAME", help="profile one dialect's 1 MB reply (cProfile) instead"
     )
     args = parser.parse_args(argv)
     if args.profile:
         return profile(args.profile)
+    from benchmarks.workload import parse_size
     from stream_parser.core import COMPILED
 
-    sizes = {"100KB": 100_000, "1MB": 1_000_000}
+    sizes = {label.strip(): parse_size(label) for label in args.sizes.split(",") if label.strip()}
     print(f"{'compiled' if COMPILED else 'pure Python'} build: µs per chunk (CPU time, median)")
     print(
         f"{'dialect':>12} | "
@@ -189,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
             xml = figures
         cells = " | ".join(f"{figure:>9.2f} µs" for figure in figures)
         ratios = " / ".join(f"{f / x:.2f}" for f, x in zip(figures, xml, strict=True))
-        print(f"{dialect:>12} | {cells} | {figures[1] / figures[0]:>5.2f}x | {ratios}", flush=True)
+        growth = f"{figures[1] / figures[0]:>5.2f}x" if len(figures) > 1 else f"{'':>6}"
+        print(f"{dialect:>12} | {cells} | {growth} | {ratios}", flush=True)
     return 0
 
 

@@ -89,9 +89,11 @@ setup(name="event_cost", ext_modules=mypycify(["event_native.py", "event_caller.
 """
 
 
-def _compile(folder: Path) -> None:
+def _compile(folder: Path, compile_: bool = True) -> None:
     (folder / "event_native.py").write_text(textwrap.dedent(_NATIVE))
     (folder / "event_caller.py").write_text(textwrap.dedent(_CALLER))
+    if not compile_:
+        return
     (folder / "setup.py").write_text(_SETUP)
     subprocess.run(
         [sys.executable, "setup.py", "build_ext", "--inplace", "-q"],
@@ -101,10 +103,10 @@ def _compile(folder: Path) -> None:
     )
 
 
-def _best(run: Callable[[], object]) -> float:
-    """Best µs per event over ``ROUNDS`` runs, the garbage collector off."""
+def _best(run: Callable[[], object], events: int = N, rounds: int = ROUNDS) -> float:
+    """Best µs per event over ``rounds`` runs, the garbage collector off."""
     best = float("inf")
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         gc.collect()
         gc.disable()
         try:
@@ -113,18 +115,30 @@ def _best(run: Callable[[], object]) -> float:
             best = min(best, time.process_time() - start)
         finally:
             gc.enable()
-    return best / N * 1e6
+    return best / events * 1e6
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Print the table (``--interpreted``: the same loops, not compiled, as a quick check)."""
+    import argparse
+
     from stream_parser.core import COMPILED
     from stream_parser.core.events import TextOutputEvent, _fast_text
 
-    chunks = ["abcd"] * N
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    options.add_argument("--events", type=int, default=N, help="events per run")
+    options.add_argument("--rounds", type=int, default=ROUNDS, help="runs per figure (best)")
+    options.add_argument(
+        "--interpreted",
+        action="store_true",
+        help="import the loops without compiling them (no mypyc: the figures mean little)",
+    )
+    args = options.parse_args(argv)
+    chunks = ["abcd"] * args.events
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         try:
-            _compile(folder)
+            _compile(folder, compile_=not args.interpreted)
         except (subprocess.CalledProcessError, OSError) as exc:
             sys.exit(f"could not compile with mypyc (is mypy installed?): {exc}")
         sys.path.insert(0, tmp)
@@ -140,9 +154,10 @@ def main() -> None:
             ("native class, built in C", lambda: native.run_native(chunks)),
         ]
         print(f"stream_parser build: {'compiled' if COMPILED else 'pure Python'}")
-        print("µs per event, built from compiled code and freed (best of 5, CPU time):")
+        loops = "interpreted (not compiled)" if args.interpreted else "compiled"
+        print(f"µs per event, built from {loops} code and freed (best of {args.rounds}, CPU time):")
         for name, run in rows:
-            print(f"  {name:<32} {_best(run):.3f}")
+            print(f"  {name:<32} {_best(run, args.events, args.rounds):.3f}")
 
 
 if __name__ == "__main__":

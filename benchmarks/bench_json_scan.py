@@ -129,13 +129,21 @@ def test_json_loads(benchmark: Any, size: str) -> None:
     assert isinstance(value, list)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     """Print µs per chunk of the "file" arguments: fed, and offered to ``skip`` first."""
+    import argparse
     import gc
     import time
 
+    from benchmarks.workload import parse_size
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--sizes", default="100KB,1MB", help="comma-separated argument sizes")
+    args = parser.parse_args(argv)
+    sizes = [(label.strip(), parse_size(label)) for label in args.sizes.split(",") if label.strip()]
+
     print(f"{'size':>8} | {'feed':>10} | {'skip first':>10}")
-    for label, size in (("100KB", 100_000), ("1MB", 1_000_000)):
+    for label, size in sizes:
         chunks = cut_chunks(build_file_arguments(size))
         figures = []
         for run in (_members, scan_skipping):

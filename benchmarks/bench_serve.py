@@ -296,7 +296,8 @@ def tools_cost(count: int, repeat: int) -> tuple[float, float]:
 # --- the run ----------------------------------------------------------------------------
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Print the figures (``argv``: the command line's arguments, by default ``sys.argv``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=2000, help="chunks per reply")
     parser.add_argument("--runs", type=int, default=5, help="runs of the CPU measure")
@@ -304,10 +305,13 @@ def main() -> None:
     parser.add_argument("--pace", type=float, default=0.002, help="upstream seconds per chunk")
     parser.add_argument("--requests", type=int, default=30, help="requests (first byte)")
     parser.add_argument(
+        "--concurrency", default="1,50,200", help="concurrent streams of the rate table"
+    )
+    parser.add_argument(
         "--unparsed", action="store_true", help="ask for a model no dialect knows (relayed)"
     )
     parser.add_argument("--serve-upstream", type=int, metavar="PORT", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.serve_upstream:
         serve_upstream(args.serve_upstream, args.chunks)
         return
@@ -315,6 +319,7 @@ def main() -> None:
     _model = UNKNOWN_MODEL if args.unparsed else MODEL
     dialect = "auto" if args.unparsed else "hermes"
 
+    concurrency = [int(n) for n in args.concurrency.split(",") if n.strip()]
     chunks = len(sse_chunks(reply_pieces(args.chunks))) - 1  # the [DONE] line aside
     ports = {name: free_port() for name in ("upstream", "proxy", "bare")}
     upstream_url = f"http://127.0.0.1:{ports['upstream']}/v1"
@@ -345,11 +350,13 @@ def main() -> None:
             for name in ("proxy", "bare"):
                 pid = processes[name].pid
                 cpu[name].append(cpu_per_chunk(pid, urls[name], args.streams, chunks, args.pace))
-        ratios = [p / b for p, b in zip(cpu["proxy"], cpu["bare"], strict=True)]
+        ratios = [
+            p / b if b else float("nan") for p, b in zip(cpu["proxy"], cpu["bare"], strict=True)
+        ]
         ttfb = {name: first_byte(urls[name], args.requests) for name in urls}
         rates = {
             (name, n): chunks_per_second(urls[name], n, chunks)
-            for n in (1, 50, 200)
+            for n in concurrency
             for name in ("proxy", "bare")
         }
     finally:
@@ -377,7 +384,7 @@ def main() -> None:
         f"| {ttfb['proxy'] - direct:.2f} | {ttfb['bare'] - direct:.2f} "
         f"| {ttfb['proxy'] - ttfb['bare']:+.2f} ms |"
     )
-    for n in (1, 50, 200):
+    for n in concurrency:
         p, b = rates[("proxy", n)], rates[("bare", n)]
         print(f"| chunks per second, {n} streams, 1 worker | {p:,.0f} | {b:,.0f} | {p / b:.2f}x |")
     if not args.unparsed:

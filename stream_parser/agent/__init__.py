@@ -3,8 +3,11 @@
 Theory of operation.  An agent repeats one *step*: send the conversation to the model,
 stream the reply through a :class:`~stream_parser.StreamToolParser` (yielding every event
 as it arrives), run the validated calls, and append the reply and the answers to its
-calls to the history.  The loop is written once (``loop.py``); the two agents differ only
-in how the tools reach the model:
+calls to the history.  The loop is written once, one concern a module: the steps
+(``loop.py``), the run handle and its usage (``run.py``), a reply and the history it
+writes (``reply.py``), running the calls (``runner.py``), the conversation a run starts
+from (``history.py``), and the background event loop of the sync forms (``_sync.py``).
+The two agents differ only in how the tools reach the model:
 
 * :class:`FunctionCallAgent` (``function_call.py``): native function calling, the tools
   sent as OpenAI ``tools``, the history in the exact OpenAI format;
@@ -18,8 +21,11 @@ events).  The agent's own events (``events.py``) are yielded between the parser'
 :class:`StepStartEvent`, :class:`ToolResultEvent`, :class:`AgentDoneEvent`
 (:data:`AgentEvent` is the union of all of them and the parser's events).  They share
 the parser's event base and are encoded like them; their ``span`` is None.  The parse
-events an agent yields carry their ``step`` (:func:`step_of`).  Logging goes to the
-``stream_parser.agent`` logger.
+events come out as the parser made them: each belongs to the step of the
+:class:`StepStartEvent` before it.  Logging goes to the ``stream_parser.agent`` logger.
+
+Both agents and the typed-function decorators take the same keyword options, declared
+once as :class:`AgentOptions` (``options.py``) and checked into an :class:`AgentConfig`.
 
 See ``docs/agent.md`` and ``docs/agents-tutorial.md``.
 """
@@ -32,15 +38,18 @@ from .events import (
     StepStartEvent,
     StopReason,
     ToolResultEvent,
-    step_of,
 )
 from .function_call import FunctionCallAgent
-from .loop import AgentRun, Approver, ContextStep, Deny, Usage, trim_history
+from .history import ContextStep, trim_history
+from .options import AgentConfig, AgentOptions, Approver, Deny
 from .react import ReActAgent
+from .run import AgentRun, Usage
 
 __all__ = [
+    "AgentConfig",
     "AgentDoneEvent",
     "AgentEvent",
+    "AgentOptions",
     "AgentRun",
     "Approver",
     "ContextStep",
@@ -52,5 +61,4 @@ __all__ = [
     "StopReason",
     "ToolResultEvent",
     "Usage",
-    "step_of",
 ]

@@ -9,9 +9,8 @@ their ``span`` is always None (a run's replies each count offsets from their own
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, cast
+from typing import Literal, TypeAlias
 
 from ..core.events import Event, ParseEvent
 from ..llm.base import Message
@@ -23,8 +22,6 @@ __all__ = [
     "StepStartEvent",
     "StopReason",
     "ToolResultEvent",
-    "step_of",
-    "with_step",
 ]
 
 StopReason: TypeAlias = Literal[
@@ -46,8 +43,10 @@ StopReason: TypeAlias = Literal[
 class StepStartEvent(Event):
     """A step begins: the conversation is sent to the model.
 
-    The parser events of the reply follow; their spans and ``call_index`` count from the
-    start of this reply.
+    The parser events of the reply follow, as the parser made them: every event up to
+    the next ``StepStartEvent`` belongs to this step, and their spans and ``call_index``
+    count from the start of this reply.  (The JSON-lines and SSE encoders write this
+    step on each of them.)
 
     Attributes:
         step: the step number, from 1.
@@ -105,71 +104,3 @@ class AgentDoneEvent(Event):
 
 AgentEvent: TypeAlias = ParseEvent | StepStartEvent | ToolResultEvent | AgentDoneEvent
 """What an agent run yields: the parser's events and the agent's own."""
-
-
-# --- the step of a parse event -------------------------------------------------------------
-#
-# A parse event says where it is in its reply (spans and call indexes restart with each
-# reply's parser); an agent also says which reply.  The parser's event classes cannot
-# grow a field, so the agent yields an instance of a twin subclass with one more slot,
-# ``step``: it is still an instance of the parser's class (``isinstance``, ``match`` and
-# ``kind`` work), compares equal to the parser's event with the same fields, and is
-# written to JSON like it (the step is not a dataclass field).
-
-_TWINS: dict[type[Any], type[Any]] = {}
-
-
-def _twin(cls: type[Any]) -> type[Any]:
-    fields = tuple(item.name for item in dataclasses.fields(cls))
-
-    def __eq__(self: Any, other: object) -> bool:
-        if not isinstance(other, cls):
-            return NotImplemented
-        return all(getattr(self, name) == getattr(other, name) for name in fields)
-
-    namespace: dict[str, Any] = {
-        "__slots__": ("step",),
-        "__eq__": __eq__,
-        "__hash__": cls.__hash__,
-        "__qualname__": cls.__qualname__,
-        "__module__": cls.__module__,
-        "_field_names": fields,
-    }
-    twin = type(cls.__name__, (cls,), namespace)
-    _TWINS[cls] = twin
-    return twin
-
-
-def with_step(event: ParseEvent, step: int) -> ParseEvent:
-    """The event, marked with the agent step (the reply) it belongs to.
-
-    Returns an instance of a twin subclass of the event's class with a ``step``
-    attribute; read it with :func:`step_of`.  Events that are not dataclasses (a
-    plugin's own) are returned as they are.
-    """
-    cls = type(event)
-    twin = _TWINS.get(cls)
-    if twin is None:
-        if not dataclasses.is_dataclass(cls) or hasattr(event, "__dict__"):
-            return event
-        twin = _twin(cls)
-    marked = object.__new__(twin)
-    for name in twin._field_names:
-        object.__setattr__(marked, name, getattr(event, name))
-    object.__setattr__(marked, "step", step)
-    return cast("ParseEvent", marked)
-
-
-def step_of(event: Event) -> int | None:
-    """The step an event of an agent run belongs to, or None for an event of no step.
-
-    ``StepStartEvent`` and ``ToolResultEvent`` have a ``step`` field; the parse events
-    an agent yields carry one too (see :func:`with_step`).
-
-    Example:
-        >>> from stream_parser import TextOutputEvent
-        >>> step_of(with_step(TextOutputEvent(text="hi", span=(0, 2)), 3))
-        3
-    """
-    step = getattr(event, "step", None)
-    return step if isinstance(step, int) else None

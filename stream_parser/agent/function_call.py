@@ -15,9 +15,7 @@ model can correct itself; a reply cut by its length limit never runs a call.
 from __future__ import annotations
 
 import dataclasses
-import datetime
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 
 from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
@@ -27,7 +25,9 @@ from ..core.parser import StreamToolParser
 from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
 from ..tools import ToolLike, ToolRegistry
-from .loop import AgentLoop, Approver, Reply
+from .loop import AgentLoop
+from .options import AgentOptions, Unpack
+from .reply import Reply
 
 __all__ = ["FunctionCallAgent"]
 
@@ -39,49 +39,14 @@ class FunctionCallAgent(AgentLoop):
         model: the chat model (any :class:`~stream_parser.llm.ChatModel`).
         tools: a :class:`~stream_parser.tools.ToolRegistry`, or tools and plain functions
             to make one of.  Every tool must have a function to run.
-        system_prompt: the system message of a new conversation.
-        max_iterations: the most model requests (steps) in one run.
-        max_tool_calls: the most tool calls over the whole run; past it, calls are
-            answered ``tool_call_limit`` and the run ends with ``"max_tool_calls"``.
-        concurrent_tools: run the calls of one reply at once instead of in order (the
-            results still go into the history in call order).  Never sent to the server:
-            OpenAI's own ``parallel_tool_calls`` goes in ``model_options``.
-        tool_timeout: seconds one call may take; past it the model is told
-            ``tool_timeout``, an async tool is cancelled and a sync tool's thread is left
-            to finish in the background.
-        max_result_chars: a result's text longer than this is cut, with a note
-            ``[… N characters cut]`` (None: no limit).
-        approve: a callable (sync or async) given each validated call before it runs;
-            it returns ``True`` / ``None`` (run it), ``False`` or
-            :class:`~stream_parser.agent.Deny` (do not; the model reads the reason), or
-            an edited call.  When some tools are marked ``@tool(requires_approval=True)``
-            only their calls are asked about.
-        eager_tools: start a call of a ``@tool(read_only=True)`` tool as soon as it is
-            complete and valid, while the reply still streams, when every earlier call of
-            the reply is read-only or finished.
-        model_options: options for every request (``temperature``, ``max_tokens``,
-            ``parallel_tool_calls``, ``tool_choice``...).
-        parser_config: parser settings (thinking tags, sizes...).
-        language: the language of the prompt text the agent writes (observations,
-            error notes, tool instructions): ``"en"`` or ``"zh"``.
-        templates: your own prompt templates, by the name of the one each replaces: the
-            name of a shipped template (``"zh/observation"``) or a template's text (see
-            ``docs/prompts.md``).
-        instructions_role: ``"system"`` (the system prompt is a system message) or
-            ``"user"`` (it opens the first user message instead, for chat templates that
-            drop or reject system messages).
-        history_length: the most turns of the history sent with each request (None:
-            all); whole turns are left out, oldest first, never an assistant message
-            with calls apart from its ``tool`` messages.  ``run.messages`` keeps all.
-        step_history_size: the most earlier steps a context block shows (see
-            :meth:`run`'s ``context``).
-        show_time: start the user prompt with the current time.
-        clock: where that time comes from (default: the local time now).
+        **options: the agent's options (:class:`~stream_parser.agent.AgentOptions`:
+            ``system_prompt``, ``max_iterations``, ``approve``, ``model_options``...).
 
     Raises:
-        ConfigError: an unknown language or instructions_role, a schema-only or
-            duplicate tool, a limit below 1, a bad ``tool_timeout``, a tool that requires
-            approval without ``approve``, or a model that is not a ``ChatModel``.
+        ConfigError: an unknown option (the closest one is named) or a bad value (an
+            unknown language, a limit below 1...), a schema-only or duplicate tool, a
+            tool that requires approval without ``approve``, or a model that is not a
+            ``ChatModel``.
 
     Example:
         >>> from stream_parser.testing import NativeCall, ScriptedModel
@@ -104,46 +69,9 @@ class FunctionCallAgent(AgentLoop):
         self,
         model: ChatModel,
         tools: ToolRegistry | Iterable[ToolLike] | Mapping[str, ToolLike],
-        *,
-        system_prompt: str | None = None,
-        max_iterations: int = 10,
-        max_tool_calls: int | None = None,
-        concurrent_tools: bool = False,
-        tool_timeout: float | None = None,
-        max_result_chars: int | None = 20_000,
-        approve: Approver | None = None,
-        eager_tools: bool = False,
-        model_options: Mapping[str, Any] | None = None,
-        parser_config: ParserConfig | None = None,
-        language: str = "en",
-        templates: Mapping[str, str] | None = None,
-        instructions_role: str = "system",
-        history_length: int | None = None,
-        step_history_size: int = 3,
-        show_time: bool = False,
-        clock: Callable[[], datetime.datetime] | None = None,
+        **options: Unpack[AgentOptions],
     ) -> None:
-        super().__init__(
-            model,
-            tools,
-            system_prompt=system_prompt,
-            max_iterations=max_iterations,
-            max_tool_calls=max_tool_calls,
-            concurrent_tools=concurrent_tools,
-            tool_timeout=tool_timeout,
-            max_result_chars=max_result_chars,
-            approve=approve,
-            eager_tools=eager_tools,
-            model_options=model_options,
-            parser_config=parser_config,
-            language=language,
-            templates=templates,
-            instructions_role=instructions_role,
-            history_length=history_length,
-            step_history_size=step_history_size,
-            show_time=show_time,
-            clock=clock,
-        )
+        super().__init__(model, tools, **options)
         self._definitions = self.tools.to_openai()
 
     def _configure(self, config: ParserConfig) -> ParserConfig:
@@ -152,7 +80,9 @@ class FunctionCallAgent(AgentLoop):
         return dataclasses.replace(config, native_tools=True)
 
     def _request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
-        return self.model.stream(messages, tools=self._definitions or None, **self.model_options)
+        return self.model.stream(
+            messages, tools=self._definitions or None, **self.config.model_options
+        )
 
     def _notices(self, reply: Reply) -> list[NoticeEvent]:
         # Tools were sent and the model made no native call, but its text writes one:
@@ -174,7 +104,8 @@ class FunctionCallAgent(AgentLoop):
 
     def __repr__(self) -> str:
         return (
-            f"FunctionCallAgent(tools={list(self.tools)!r}, max_iterations={self.max_iterations})"
+            f"FunctionCallAgent(tools={list(self.tools)!r}, "
+            f"max_iterations={self.config.max_iterations})"
         )
 
 

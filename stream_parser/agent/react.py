@@ -18,8 +18,7 @@ run too: the assistant message then carries them as ``tool_calls``, followed by 
 from __future__ import annotations
 
 import dataclasses
-import datetime
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from ..core.config import ParserConfig
@@ -31,7 +30,8 @@ from ..llm.base import ChatModel
 from ..prompts import text as prompts
 from ..schema.typedesc import describe_parameters
 from ..tools import Tool, ToolLike, ToolRegistry
-from .loop import AgentLoop, Approver
+from .loop import AgentLoop
+from .options import AgentOptions, Unpack
 
 __all__ = ["EXAMPLE_TOOL", "ReActAgent", "tools_prompt"]
 
@@ -59,17 +59,11 @@ class ReActAgent(AgentLoop):
             (:attr:`~stream_parser.dialects.Dialect.special_tokens`) adds
             ``raw_output=True`` to the model's options unless ``model_options`` has a
             ``raw_output`` (see ``OpenAIChatModel``).
-        system_prompt: your instructions; the tool descriptions follow them in the
-            system message.
-        max_iterations, max_tool_calls, concurrent_tools, tool_timeout,
-            max_result_chars, approve, eager_tools, language, templates,
-            instructions_role, history_length, step_history_size, show_time, clock: as for
-            :class:`~stream_parser.agent.FunctionCallAgent`.
-        parser_config: parser settings (thinking tags, sizes...); its ``dialect`` is
-            replaced by ``dialect``.  The default reports calls of tools that do not
-            exist (``report_unknown_tools=True``), so that the model is told.
-        model_options: keyword options for every ``model.stream`` call
-            (``temperature``, ``max_tokens``...).
+        **options: the agent's options (:class:`~stream_parser.agent.AgentOptions`).
+            Here ``system_prompt`` is followed by the tools' description; the
+            ``dialect`` of ``parser_config`` is replaced by ``dialect``, and the default
+            one reports calls of tools that do not exist (``report_unknown_tools=True``),
+            so that the model is told.
 
     Raises:
         ConfigError: an unknown dialect; ``"auto"`` for a model without a name, with a
@@ -99,23 +93,7 @@ class ReActAgent(AgentLoop):
         tools: ToolRegistry | Iterable[ToolLike] | Mapping[str, ToolLike],
         *,
         dialect: str | Sequence[str] | ModelDialect = "xml",
-        system_prompt: str | None = None,
-        max_iterations: int = 10,
-        max_tool_calls: int | None = None,
-        concurrent_tools: bool = False,
-        tool_timeout: float | None = None,
-        max_result_chars: int | None = 20_000,
-        approve: Approver | None = None,
-        eager_tools: bool = False,
-        model_options: Mapping[str, Any] | None = None,
-        parser_config: ParserConfig | None = None,
-        language: str = "en",
-        templates: Mapping[str, str] | None = None,
-        instructions_role: str = "system",
-        history_length: int | None = None,
-        step_history_size: int = 3,
-        show_time: bool = False,
-        clock: Callable[[], datetime.datetime] | None = None,
+        **options: Unpack[AgentOptions],
     ) -> None:
         found: ModelDialect | None = None
         if isinstance(dialect, ModelDialect):
@@ -138,31 +116,11 @@ class ReActAgent(AgentLoop):
         self.model_dialect: ModelDialect | None = found
         """What ``"auto"`` found for the model (or the ``ModelDialect`` given), else None."""
         self._dialects = names
-        options = dict(model_options or {})
+        super().__init__(model, tools, **options)
         if any(DIALECTS[name].special_tokens for name in names if name in DIALECTS):
             # The markers are special tokens, which servers drop unless asked not to.
-            options.setdefault("raw_output", True)
-        super().__init__(
-            model,
-            tools,
-            system_prompt=system_prompt,
-            max_iterations=max_iterations,
-            max_tool_calls=max_tool_calls,
-            concurrent_tools=concurrent_tools,
-            tool_timeout=tool_timeout,
-            max_result_chars=max_result_chars,
-            approve=approve,
-            eager_tools=eager_tools,
-            model_options=options,
-            parser_config=parser_config,
-            language=language,
-            templates=templates,
-            instructions_role=instructions_role,
-            history_length=history_length,
-            step_history_size=step_history_size,
-            show_time=show_time,
-            clock=clock,
-        )
+            model_options = {"raw_output": True, **self.config.model_options}
+            self.config = dataclasses.replace(self.config, model_options=model_options)
         # Refused now, not when the first reply is read: a name its dialect cannot carry.
         check_tool_names(self._dialects, self.tools)
 
@@ -177,7 +135,7 @@ class ReActAgent(AgentLoop):
     def __repr__(self) -> str:
         return (
             f"ReActAgent(tools={list(self.tools)!r}, dialect={self.dialect.name!r}, "
-            f"max_iterations={self.max_iterations})"
+            f"max_iterations={self.config.max_iterations})"
         )
 
     # -- the prompt -----------------------------------------------------------------------
@@ -187,7 +145,7 @@ class ReActAgent(AgentLoop):
 
         The tools part (:meth:`tools_prompt`) follows your instructions after a blank line.
         """
-        parts = [self.instructions] if self.instructions else []
+        parts = [self.config.system_prompt] if self.config.system_prompt else []
         tools_part = self.tools_prompt()
         if tools_part:
             parts.append(tools_part)
@@ -204,8 +162,8 @@ class ReActAgent(AgentLoop):
         return tools_prompt(
             self.dialect,
             self.tools,
-            language=self.language,
-            templates=self.templates,
+            language=self.config.language,
+            templates=self.config.templates,
             example_tool=self.example_tool,
         )
 

@@ -40,12 +40,13 @@ from collections.abc import (
 from typing import Any, Final, TypeVar
 
 from ..agent import FunctionCallAgent, ReActAgent
-from ..agent.loop import AgentLoop, iterate_sync
+from ..agent._sync import iterate_sync
+from ..agent.loop import AgentLoop
+from ..agent.options import AgentConfig, agent_config
 from ..dialects import ModelDialect, get_dialect
 from ..dialects.detect import model_name_of, resolve_model_dialect
 from ..errors import ConfigError
 from ..llm.base import ChatModel
-from ..prompts.templating import check_language
 from ..schema.signature import resolve_hints
 from ..tools import ToolRegistry, as_registry
 
@@ -215,25 +216,16 @@ class AgentSettings:
         model: the chat model.
         tools: the toolkit, as a registry.
         protocol: ``"native"``, ``"auto"`` or a dialect's name.
-        max_tool_calls: the agent's limit on tool calls (None: none).
-        max_iterations: the agent's limit on steps.
-        language: the language of the prompts.
-        model_options: options for every request.
+        config: the agent's options (see :class:`~stream_parser.agent.AgentOptions`).
         model_dialect: for ``"auto"``, what
             :func:`~stream_parser.dialects.dialect_for_model` found for the model's name.
-        instructions_role: where the agent puts the instructions: ``"system"`` or
-            ``"user"`` (the first user message).
     """
 
     model: ChatModel
     tools: ToolRegistry
     protocol: str
-    max_tool_calls: int | None
-    max_iterations: int
-    language: str
-    model_options: dict[str, Any] | None
+    config: AgentConfig
     model_dialect: ModelDialect | None = None
-    instructions_role: str = "system"
 
     @classmethod
     def check(
@@ -243,20 +235,24 @@ class AgentSettings:
         model: object,
         toolkit: object,
         protocol: str,
-        max_tool_calls: int | None,
-        max_iterations: int,
-        language: str,
-        model_options: Mapping[str, Any] | None,
-        instructions_role: str = "system",
+        options: Mapping[str, Any],
     ) -> AgentSettings:
-        """Check a decorator's arguments.
+        """Check a decorator's arguments and the agent options it was given.
 
         Raises:
             ConfigError: a model that is not a ``ChatModel``, a bad toolkit, an unknown
-                protocol or language, a limit below its minimum, a bad model option;
-                ``"auto"`` for a model without a name, with a name of no known family,
-                or of a family whose dialect is not available in this version.
+                protocol, an unknown option (the closest one is named) or a bad value,
+                or ``system_prompt`` (a typed function's instructions are its
+                docstring); ``"auto"`` for a model without a name, with a name of no
+                known family, or of a family whose dialect is not available in this
+                version.
         """
+        config = agent_config(f"@{decorator}", options)
+        if config.system_prompt is not None:
+            raise ConfigError(
+                f"@{decorator}: the function's docstring is the instructions; "
+                "system_prompt is not an option here"
+            )
         tools = tool_registry(toolkit, decorator)
         chat_model = check_model(model, decorator)
         protocol = check_protocol(protocol, tools, decorator)
@@ -267,36 +263,26 @@ class AgentSettings:
             model=chat_model,
             tools=tools,
             protocol=protocol,
+            config=config,
             model_dialect=model_dialect,
-            max_tool_calls=max_tool_calls,
-            max_iterations=max_iterations,
-            language=check_language(language),
-            model_options=dict(model_options) if model_options else None,
-            instructions_role=instructions_role,
         )
-        # The agent checks the limits and the options: building one now reports a bad
-        # value when the function is decorated, not at its first call.
-        settings.agent(system_prompt=None)
+        # The agent checks what depends on the tools (approval): building one now
+        # reports a problem when the function is decorated, not at its first call.
+        settings.agent(instructions=None)
         return settings
 
-    def agent(self, *, system_prompt: str | None, model: ChatModel | None = None) -> AgentLoop:
+    def agent(self, *, instructions: str | None, model: ChatModel | None = None) -> AgentLoop:
         """A fresh agent for one call: native function calling, or the protocol's dialect.
 
         With ``"auto"`` the agent gets the dialect found when decorating, so a wrapper
         model (``model``) need not carry the served model's name.
 
         Args:
-            system_prompt: the agent's instructions.
+            instructions: the agent's system prompt.
             model: another model to use (a wrapper of :attr:`model`), if any.
         """
-        options: dict[str, Any] = {
-            "system_prompt": system_prompt,
-            "max_iterations": self.max_iterations,
-            "max_tool_calls": self.max_tool_calls,
-            "model_options": self.model_options,
-            "language": self.language,
-            "instructions_role": self.instructions_role,
-        }
+        options = self.config.options()
+        options["system_prompt"] = instructions
         chat_model = model if model is not None else self.model
         if self.protocol == "native":
             return FunctionCallAgent(chat_model, self.tools, **options)

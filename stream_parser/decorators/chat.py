@@ -43,8 +43,12 @@ from collections.abc import (
 )
 from typing import Any, Final, Generic, Literal, ParamSpec, TypeAlias, cast
 
-from ..agent.loop import AgentLoop, AgentRun, check_sync_tools, start_history
+from ..agent._sync import check_sync_tools
+from ..agent.history import start_history
+from ..agent.loop import AgentLoop
+from ..agent.options import AgentOptions, Unpack
 from ..agent.react import ReActAgent
+from ..agent.run import AgentRun
 from ..core.chunks import ChatDelta
 from ..core.events import TextOutputEvent
 from ..errors import ConfigError
@@ -150,14 +154,16 @@ class LLMChat(Generic[P]):
         if self._history_name is not None:
             history = clean_history(arguments.get(self._history_name), where=where)
         exclude = {self._history_name} if self._history_name else set()
-        content = chat_user_content(arguments, info.hints, exclude, language=settings.run.language)
+        content = chat_user_content(
+            arguments, info.hints, exclude, language=settings.run.config.language
+        )
         turn: list[Message] = [*history]
         if content is not None:
             turn.append(UserMessage(role="user", content=content))
         tee = _Tee(settings.run.model)
-        agent = settings.run.agent(system_prompt=None, model=tee)
+        agent = settings.run.agent(instructions=None, model=tee)
         system = self._system_prompt(agent)
-        run = agent.run(start_history(turn, None, system, settings.run.instructions_role))
+        run = agent.run(start_history(turn, None, system, settings.run.config.instructions_role))
         collected: list[Any] = []
         try:
             async with contextlib.aclosing(self._chunks(run, tee)) as chunks:
@@ -195,7 +201,9 @@ class LLMChat(Generic[P]):
             parts = [agent.tools_prompt(), self._info.docstring]
             return "\n\n".join(part for part in parts if part)
         tools = [(item.name, item.description) for item in settings.run.tools.tools]
-        return chat_system_prompt(self._info.docstring, tools, language=settings.run.language)
+        return chat_system_prompt(
+            self._info.docstring, tools, language=settings.run.config.language
+        )
 
     async def _chunks(self, run: AgentRun, tee: _Tee) -> AsyncGenerator[Any, None]:
         """The run's chunks in the settings' return mode."""
@@ -223,11 +231,7 @@ def llm_chat(
     protocol: str = "native",
     stream: bool = True,
     return_mode: ReturnMode = "text",
-    max_tool_calls: int | None = None,
-    max_iterations: int = 10,
-    language: str = "en",
-    model_options: Mapping[str, Any] | None = None,
-    instructions_role: str = "system",
+    **options: Unpack[AgentOptions],
 ) -> Callable[[Callable[P, Any]], LLMChat[P]]:
     """Turn a function's docstring and parameters into a streamed chat turn.
 
@@ -240,21 +244,18 @@ def llm_chat(
             the text, or the list of deltas or events (False).
         return_mode: ``"text"`` (visible text deltas, ``str``), ``"raw"`` (the model's
             :class:`~stream_parser.ChatDelta` items) or ``"events"`` (the agent's events).
-        max_tool_calls: the most tool calls in the turn (None: no limit).
-        max_iterations: the most model requests in the turn.
-        language: the language of the text the library writes (tool list, notes).
-        model_options: options for every request.
-        instructions_role: ``"system"`` (the instructions are a system message) or
-            ``"user"`` (they open the first user message), for servers whose chat
-            template drops or refuses system messages (llama-cpp-python's ``gemma``
-            format drops them).
+        **options: the agent's options (:class:`~stream_parser.agent.AgentOptions`:
+            ``max_iterations`` and ``max_tool_calls`` of the turn, ``language``,
+            ``model_options``, ``instructions_role``, ``approve``...), all but
+            ``system_prompt`` (the docstring is the instructions).
 
     Returns:
         The decorator; the decorated function is an :class:`LLMChat`.
 
     Raises:
         ConfigError: a model that is not a ``ChatModel``, an unknown protocol or return
-            mode, a bad toolkit or limit, an unknown instructions_role.
+            mode, a bad toolkit, an unknown option (the closest one is named) or a bad
+            value.
 
     Example:
         >>> from stream_parser.testing import ScriptedModel
@@ -272,11 +273,7 @@ def llm_chat(
         model=model,
         toolkit=toolkit,
         protocol=protocol,
-        max_tool_calls=max_tool_calls,
-        max_iterations=max_iterations,
-        language=language,
-        model_options=model_options,
-        instructions_role=instructions_role,
+        options=options,
     )
     if return_mode not in _RETURN_MODES:
         raise ConfigError(f"return_mode must be one of {_RETURN_MODES!r}, got {return_mode!r}")

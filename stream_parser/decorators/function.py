@@ -44,8 +44,10 @@ from typing import Any, Final, Generic, ParamSpec, TypeVar, cast, get_args, get_
 
 from pydantic import BaseModel
 
+from ..agent._sync import call_sync, check_sync_tools
 from ..agent.events import StepStartEvent
-from ..agent.loop import Usage, call_sync, check_sync_tools
+from ..agent.options import AgentOptions, Unpack
+from ..agent.run import Usage
 from ..core.events import TextOutputEvent
 from ..errors import AnswerValidationError, ConfigError, RunLimitError
 from ..llm.base import ChatModel, Message, UserMessage
@@ -108,7 +110,7 @@ class LLMCallResult(Generic[R]):
 class _Settings:
     run: AgentSettings
     retry_times: int
-    templates: dict[str, str] | None
+    prompt_templates: dict[str, str] | None
 
 
 _VALUE, _ITEMS, _FIELDS = range(3)  # what a call streams: nothing, list items, model fields
@@ -245,7 +247,7 @@ class _TypedFunction:
         mode: int,
     ) -> AsyncGenerator[Any, None]:
         info, settings = self._info, self._settings
-        language, templates = settings.run.language, settings.templates
+        language, templates = settings.run.config.language, settings.prompt_templates
         log.info("%s called with %s", info.name, arguments_text(arguments))
         description = fill_docstring(
             info.docstring, template_params, where=f"@llm_function {info.name!r}"
@@ -258,7 +260,7 @@ class _TypedFunction:
             language=language,
             templates=templates,
         )
-        agent = settings.run.agent(system_prompt=system)
+        agent = settings.run.agent(instructions=system)
         usage = Usage()
         calls = answers = 0
         items: list[Any] = []  # the items yielded so far (item mode)
@@ -361,9 +363,11 @@ class _TypedFunction:
                     note = empty_answer_message(language=language, templates=templates)
                 else:
                     note = retry_message(problem.message, language=language, templates=templates)
-            if settings.run.max_tool_calls is not None:
+            limit = settings.run.config.max_tool_calls
+            if limit is not None:
                 # The limit is the whole call's: a re-ask gets what is left of it.
-                agent.max_tool_calls = max(0, settings.run.max_tool_calls - calls)
+                left = max(0, limit - calls)
+                agent.config = dataclasses.replace(agent.config, max_tool_calls=left)
             run = agent.run(note, history=run.messages)
 
     async def _emit(
@@ -517,14 +521,10 @@ def llm_function(
     *,
     toolkit: ToolRegistry | Iterable[ToolLike] | Mapping[str, ToolLike] | None = None,
     protocol: str = "native",
-    max_tool_calls: int | None = None,
-    max_iterations: int = 10,
     retry_times: int = 2,
     system_prompt_template: str | None = None,
     user_prompt_template: str | None = None,
-    language: str = "en",
-    model_options: Mapping[str, Any] | None = None,
-    instructions_role: str = "system",
+    **options: Unpack[AgentOptions],
 ) -> _Decorator:
     """Turn a typed function with a docstring into an LLM call that returns its type.
 
@@ -537,19 +537,17 @@ def llm_function(
             (``"xml"``, ``"hermes"``, ``"qwen3_coder"``): calls written in the text;
             ``"auto"``: the dialect of the model's family, from its name (see
             :func:`~stream_parser.dialects.dialect_for_model`).
-        max_tool_calls: the most tool calls over the whole call (None: no limit).
-        max_iterations: the most model requests of one answer (steps of the tool loop).
         retry_times: how many times an answer that does not fit the return type is
             re-asked (so at most ``retry_times + 1`` answers).
         system_prompt_template: your own Jinja2 template (rendered sandboxed) for the
             system prompt; its variables are in ``docs/llm_function.md``.
         user_prompt_template: your own Jinja2 template for the user message.
-        language: the language of the prompts: ``"en"`` or ``"zh"``.
-        model_options: options for every request (``temperature``, ``max_tokens``...).
-        instructions_role: ``"system"`` (the instructions are a system message) or
-            ``"user"`` (they open the first user message), for servers whose chat
-            template drops or refuses system messages (llama-cpp-python's ``gemma``
-            format drops them).
+        **options: the agent's options (:class:`~stream_parser.agent.AgentOptions`:
+            ``max_iterations``, ``max_tool_calls``, ``language``, ``model_options``,
+            ``instructions_role``, ``approve``, ``tool_timeout``...), all but
+            ``system_prompt`` (the docstring is the instructions).  ``max_iterations``
+            counts the model requests of one answer, ``max_tool_calls`` the tool
+            calls of the whole call.
 
     Returns:
         The decorator.  A ``def`` becomes an :class:`LLMFunction`, an ``async def`` an
@@ -557,7 +555,7 @@ def llm_function(
 
     Raises:
         ConfigError: a model that is not a ``ChatModel``, an unknown protocol, a bad
-            toolkit, a limit below its minimum, an unknown language or instructions_role.
+            toolkit, an unknown option (the closest one is named) or a bad value.
 
     Example:
         >>> from stream_parser.testing import ScriptedModel
@@ -572,15 +570,12 @@ def llm_function(
         model=model,
         toolkit=toolkit,
         protocol=protocol,
-        max_tool_calls=max_tool_calls,
-        max_iterations=max_iterations,
-        language=language,
-        model_options=model_options,
-        instructions_role=instructions_role,
+        options=options,
     )
     if isinstance(retry_times, bool) or not isinstance(retry_times, int) or retry_times < 0:
         raise ConfigError(f"retry_times must be an int >= 0, got {retry_times!r}")
-    templates: dict[str, str] = {}
+    # The agent's own templates, then the decorator's two.
+    templates: dict[str, str] = dict(run.config.templates or {})
     for name, source in (
         ("function_system", system_prompt_template),
         ("function_user", user_prompt_template),
@@ -589,5 +584,5 @@ def llm_function(
             if not isinstance(source, str):
                 raise ConfigError(f"a prompt template must be a string, not {source!r}")
             templates[name] = source
-    settings = _Settings(run=run, retry_times=retry_times, templates=templates or None)
+    settings = _Settings(run=run, retry_times=retry_times, prompt_templates=templates or None)
     return _Decorator(settings)

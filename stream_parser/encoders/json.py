@@ -21,10 +21,15 @@ without spaces:
   hold as a ``\uXXXX`` escape, and a surrogate pair held as two code units, which is
   written as the one character it stands for.
 
+An event of an agent run may carry one more member, ``step``: the step of the latest
+:class:`~stream_parser.agent.StepStartEvent` (the JSON-lines and SSE encoders write it
+on every event after the first one).  :func:`event_from_json` reads an object with or
+without it; the event it gives back is the parser's or the agent's own, without it.
+
 So :func:`event_to_json` never raises for an event, ``event_to_json(event_from_json(s))
-== s`` for every ``s`` it produced, and an event read back equals the original but for
-the tool instance (a ``dict``), a result's ``value`` and ``exception``, values cut by a
-placeholder, and text normalised as above.
+== s`` for every ``s`` it produced without a ``step``, and an event read back equals
+the original but for the tool instance (a ``dict``), a result's ``value`` and
+``exception``, values cut by a placeholder, and text normalised as above.
 """
 
 from __future__ import annotations
@@ -117,11 +122,15 @@ _MAX_LEVELS: Final = 100
 _EXCERPT: Final = 60
 
 
-def event_to_json(event: Event) -> str:
+def event_to_json(event: Event, *, step: int | None = None) -> str:
     """Write an event as a one-line JSON object (see the module docstring for the form).
 
     Args:
         event: any event of the library (parse or agent event).
+        step: the agent step the event belongs to, written as a last ``step`` member
+            (the encoders of a stream pass the step of the latest
+            :class:`~stream_parser.agent.StepStartEvent`).  None, or an event with a
+            ``step`` field of its own, writes no extra member.
 
     Returns:
         The JSON text.  It never raises for an event, whatever text or values it holds.
@@ -133,10 +142,15 @@ def event_to_json(event: Event) -> str:
         >>> from stream_parser import TextOutputEvent
         >>> event_to_json(TextOutputEvent(text="hi", span=(0, 2)))
         '{"text":"hi","span":[0,2],"kind":"text"}'
+        >>> event_to_json(TextOutputEvent(text="hi", span=(0, 2)), step=2)
+        '{"text":"hi","span":[0,2],"kind":"text","step":2}'
     """
     if not isinstance(event, Event) or not dataclasses.is_dataclass(event):
         raise TypeError(f"not an event: {event!r}")
-    text = json.dumps(_jsonable(event, 1, set()), ensure_ascii=False, separators=(",", ":"))
+    obj = _jsonable(event, 1, set())
+    if step is not None and isinstance(obj, dict) and "step" not in obj:
+        obj["step"] = step
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
     if _SURROGATE.search(text) is None:
         return text
     # Surrogate code units only occur inside JSON strings.  A pair becomes the character

@@ -1,8 +1,12 @@
 r"""A stream of events as JSON lines, and back.
 
 Each event is one line: :func:`~stream_parser.encoders.event_to_json`'s object and a
-``\n``.  That object never holds a raw line break (JSON escapes them inside strings), so
-a reader may cut the text at every ``\n`` and read each piece on its own.
+``\n``.  In an agent run's stream, each event after a
+:class:`~stream_parser.agent.StepStartEvent` carries that step as a ``step`` member (the
+step's own events have it as a field): a reader of the lines needs no state of its own
+to know it.  The decoder reads lines with or without it.  The object never holds a
+raw line break (JSON escapes them inside strings), so a reader may cut the text at
+every ``\n`` and read each piece on its own.
 
 :func:`encode_json_lines` and :func:`decode_json_lines` take a plain iterable or an async
 one and give back the same kind: the same code serves a script, a file, or a web
@@ -15,7 +19,7 @@ Example:
     >>> text = "".join(encode_json_lines(events))
     >>> print(text, end="")
     {"step":1,"span":null,"kind":"step_start"}
-    {"text":"hi","span":[0,2],"kind":"text"}
+    {"text":"hi","span":[0,2],"kind":"text","step":1}
     >>> list(decode_json_lines([text[:30], text[30:]])) == events
     True
 """
@@ -25,6 +29,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import overload
 
+from ..agent.events import StepStartEvent
 from ..core.events import Event
 from ._text import LineSplitter
 from .json import AnyEvent, event_from_json, event_to_json
@@ -47,16 +52,28 @@ def encode_json_lines(
 
     Returns:
         The lines, as an iterator of the same kind as ``events``.  Writing them never
-        raises, whatever text the events hold.
+        raises, whatever text the events hold.  Every event after a
+        :class:`~stream_parser.agent.StepStartEvent` is written with its ``step``.
     """
     if isinstance(events, AsyncIterable):
         return _encode_async(events)
-    return (event_to_json(event) + "\n" for event in events)
+    return _encode(events)
+
+
+def _encode(events: Iterable[Event]) -> Iterator[str]:
+    step = None
+    for event in events:
+        if isinstance(event, StepStartEvent):
+            step = event.step
+        yield event_to_json(event, step=step) + "\n"
 
 
 async def _encode_async(events: AsyncIterable[Event]) -> AsyncIterator[str]:
+    step = None
     async for event in events:
-        yield event_to_json(event) + "\n"
+        if isinstance(event, StepStartEvent):
+            step = event.step
+        yield event_to_json(event, step=step) + "\n"
 
 
 @overload

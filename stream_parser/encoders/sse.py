@@ -7,6 +7,11 @@ and a blank line::
     event: text
     data: {"text":"hi","span":[0,2],"kind":"text"}
 
+In an agent run's stream, each event after a
+:class:`~stream_parser.agent.StepStartEvent` carries that step as a last ``step`` member
+of its data (``{"text":"hi","span":[0,2],"kind":"text","step":1}``); the decoder reads
+data with or without it.
+
 The JSON object never holds a raw line break, so one ``data:`` line always suffices.  A
 browser's ``EventSource`` dispatches each frame under its ``kind``
 (``source.addEventListener("tool_call", ...)``).
@@ -37,6 +42,7 @@ import contextlib
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Final, overload
 
+from ..agent.events import StepStartEvent
 from ..core.events import Event
 from ..errors import ConfigError
 from ._text import LineSplitter
@@ -48,13 +54,15 @@ KEEP_ALIVE: Final = ": keep-alive\n\n"
 """The comment :func:`encode_sse` sends while no event comes; SSE readers ignore it."""
 
 
-def event_to_sse(event: Event, *, id: str | None = None) -> str:
+def event_to_sse(event: Event, *, id: str | None = None, step: int | None = None) -> str:
     """One event as one SSE frame, blank line included.
 
     Args:
         event: any event of the library.
         id: the frame's ``id:`` (a browser sends the last one back as
             ``Last-Event-ID`` when it reconnects), or None for none.
+        step: the agent step the event belongs to, written in its data (see
+            :func:`~stream_parser.encoders.event_to_json`).
 
     Returns:
         The frame.  It never raises for an event, whatever text it holds.
@@ -63,7 +71,7 @@ def event_to_sse(event: Event, *, id: str | None = None) -> str:
         ValueError: ``id`` holds a line break or a NUL (it could not be read back).
         TypeError: ``event`` is not an event.
     """
-    data = event_to_json(event)
+    data = event_to_json(event, step=step)
     if id is None:
         return f"event: {event.kind}\ndata: {data}\n\n"
     if "\n" in id or "\r" in id or "\0" in id:
@@ -95,7 +103,8 @@ def encode_sse(
 
     Returns:
         The frames, as an iterator of the same kind as ``events``.  Closing the async
-        iterator early closes ``events`` too, when it can be closed.
+        iterator early closes ``events`` too, when it can be closed.  Every event after
+        a :class:`~stream_parser.agent.StepStartEvent` is written with its ``step``.
 
     Raises:
         ConfigError: ``keep_alive`` is not a positive number, or is given with a plain
@@ -118,17 +127,23 @@ def encode_sse(
 
 
 def _encode(events: Iterable[Event], ids: bool) -> Iterator[str]:
+    step = None
     for number, event in enumerate(events, 1):
-        yield event_to_sse(event, id=str(number) if ids else None)
+        if isinstance(event, StepStartEvent):
+            step = event.step
+        yield event_to_sse(event, id=str(number) if ids else None, step=step)
 
 
 async def _encode_async(events: AsyncIterable[Event], ids: bool) -> AsyncIterator[str]:
     iterator = aiter(events)
     try:
         number = 0
+        step = None
         async for event in iterator:
             number += 1
-            yield event_to_sse(event, id=str(number) if ids else None)
+            if isinstance(event, StepStartEvent):
+                step = event.step
+            yield event_to_sse(event, id=str(number) if ids else None, step=step)
     finally:
         await _close(iterator)
 
@@ -138,6 +153,7 @@ async def _encode_keeping_alive(
 ) -> AsyncIterator[str]:
     iterator = aiter(events)
     number = 0
+    step = None
     # The next event is awaited in a task of its own, kept across the keep-alives: a
     # timeout must not cancel the source mid-step (an agent would end its run).
     pending: asyncio.Future[Event] | None = None
@@ -156,7 +172,9 @@ async def _encode_keeping_alive(
                 return
             pending = None
             number += 1
-            yield event_to_sse(event, id=str(number) if ids else None)
+            if isinstance(event, StepStartEvent):
+                step = event.step
+            yield event_to_sse(event, id=str(number) if ids else None, step=step)
     finally:
         if pending is not None:
             pending.cancel()

@@ -99,7 +99,13 @@ exception (e.g. :class:`~stream_parser.llm.ModelError`) raised when the stream i
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """One request a test model received (deep copies: later changes do not show).
+    """One request a test model received.
+
+    The lists and the options are the request's own, and hold the messages and tool
+    definitions that were sent, not copies of them: the agents and typed functions never
+    change a message once it is sent (a test checks it), so a record costs the same at
+    the 200th step as at the first.  Change a message you sent yourself, and the record
+    shows the change.
 
     Attributes:
         messages: the messages sent.
@@ -171,9 +177,9 @@ class _TestModel:
         options: Mapping[str, Any],
     ) -> ChatRequest:
         request = ChatRequest(
-            messages=copy.deepcopy(list(messages)),
-            tools=None if tools is None else copy.deepcopy(list(tools)),
-            options=copy.deepcopy(dict(options)),
+            messages=list(messages),
+            tools=None if tools is None else list(tools),
+            options=dict(options),
         )
         self.requests.append(request)
         return request

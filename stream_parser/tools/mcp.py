@@ -12,7 +12,7 @@ A ``ClientSession`` belongs to the event loop that opened it: the handler rememb
 loop :func:`mcp_tools` was awaited on.  A call made on another loop (the library's
 background loop, which drives ``run_sync``, ``stream_sync`` and sync decorated
 functions) is sent on the session's loop when that loop runs in another thread; when it
-does not, the sync forms refuse to start (:func:`~stream_parser.agent.loop.check_sync_tools`
+does not, the sync forms refuse to start (:func:`~stream_parser.agent._sync.check_sync_tools`
 asks each handler's :meth:`MCPToolHandler.check_sync_use`), so no call is ever sent from a
 foreign loop nor waits on a loop that cannot answer.
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
+import pickle
 import threading
 from typing import Any
 
 import pytest
 
 from stream_parser import AgentRun, FunctionCallAgent, ImgUrl, ParseEvent, ToolResultEvent
-from stream_parser.agent import StepStartEvent, step_of
+from stream_parser.agent import StepStartEvent
+from stream_parser.encoders import event_to_json
 from stream_parser.errors import ConfigError
 from stream_parser.llm import ModelError
 from stream_parser.testing import FunctionModel, NativeCall, ScriptedModel, ScriptedReply
@@ -274,23 +277,26 @@ def test_usage_is_summed_over_the_steps() -> None:
     assert run.usage.reasoning_tokens == 3
 
 
-def test_events_carry_their_step() -> None:
+def test_events_come_out_as_the_parser_made_them() -> None:
     model = ScriptedModel([[NativeCall("add", {"a": 1, "b": 1})], "2"])
     events = list(agent(model).stream_sync("go"))
-    steps = [step_of(event) for event in events]
-    assert steps[0] == 1 and steps[-2] == 2
-    assert all(
-        step is not None
-        for event, step in zip(events, steps, strict=False)
-        if event.kind != "agent_done"
-    )
+    # The step of an event is the one of the StepStartEvent before it.
+    step = 0
+    steps = []
+    for event in events:
+        if isinstance(event, StepStartEvent):
+            step = event.step
+        steps.append(step)
+    assert steps[0] == 1 and steps[-2] == 2 and set(steps) == {1, 2}
     parse = [e for e in events if isinstance(e, ParseEvent)]
-    assert {step_of(e) for e in parse} == {1, 2}
-    # Still the parser's events: equal to them, written to JSON like them.
-    from stream_parser import event_from_json, event_to_json
-
+    assert {steps[events.index(e)] for e in parse} == {1, 2}
     for event in parse:
-        assert event_from_json(event_to_json(event)) == event or event.kind == "tool_call"
+        # The parser's own classes: no copy made for the run, nothing added.
+        assert type(event).__module__ == "stream_parser.core.events"
+        assert not hasattr(event, "step")
+        assert copy.copy(event) == event
+        if event.kind != "tool_call":  # a tool call holds its tool's argument model
+            assert pickle.loads(pickle.dumps(event)) == event
         assert "step" not in json.loads(event_to_json(event))
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stream_parser import FunctionCallAgent, ParserConfig, ReActAgent, ToolCallEvent
-from stream_parser.agent import ToolResultEvent
+from stream_parser.agent import StepStartEvent, ToolResultEvent
 from stream_parser.testing import NativeCall, ScriptedModel
 from stream_parser.testing import assert_valid_history as assert_valid
 from stream_parser.tools import ToolRegistry, tool
@@ -61,9 +61,15 @@ def test_a_tool_added_during_a_run_is_parsed_from_the_next_step_on() -> None:
     )
     run = ReActAgent(model, registry).run_sync("greet Ada")
     assert run.reason == "done" and run.steps == 3
-    calls = [e for e in run.events if isinstance(e, ToolCallEvent)]
+    step = 0
+    calls = []
+    for event in run.events:
+        if isinstance(event, StepStartEvent):
+            step = event.step
+        elif isinstance(event, ToolCallEvent):
+            calls.append((event.tool_name, step, event.call_index))
     # Each reply's call indexes start at 0: every step has a parser of its own.
-    assert [(c.tool_name, c.step, c.call_index) for c in calls] == [  # type: ignore[attr-defined]
+    assert calls == [
         ("install", 1, 0),
         ("greet", 2, 0),
     ]

@@ -15,7 +15,7 @@ import pytest
 from pydantic import BaseModel
 
 from stream_parser import AnswerValidationError, RunLimitError, llm_chat, llm_function
-from stream_parser.agent.loop import call_sync
+from stream_parser.agent._sync import call_sync
 
 BASE_URL = os.environ.get("STREAM_PARSER_LIVE_BASE_URL")
 MODEL = os.environ.get("STREAM_PARSER_LIVE_MODEL")

@@ -49,14 +49,11 @@ def test_settings_find_the_dialect_when_decorating() -> None:
         model=ServedModel("Qwen/Qwen3-Coder-30B-A3B-Instruct", []),
         toolkit=[add],
         protocol="auto",
-        max_tool_calls=None,
-        max_iterations=5,
-        language="en",
-        model_options=None,
+        options={"max_tool_calls": None, "max_iterations": 5, "language": "en"},
     )
     assert settings.model_dialect is not None
     assert settings.model_dialect.dialect == "qwen3_coder"
-    agent = settings.agent(system_prompt=None, model=ScriptedModel([]))  # a nameless wrapper
+    agent = settings.agent(instructions=None, model=ScriptedModel([]))  # a nameless wrapper
     assert agent.parser_config.dialect == ("qwen3_coder",)
 
 

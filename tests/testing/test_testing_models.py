@@ -201,12 +201,12 @@ def test_exception_reply_is_raised_when_iterated():
     assert text_of(drain(model.stream(USER))) == "after"
 
 
-def test_requests_are_recorded_as_copies():
+def test_requests_are_recorded_as_sent_without_copying_the_messages():
     model = ScriptedModel(["a", "b"])
     messages: list[Any] = [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
     tools = [{"type": "function", "function": {"name": "search", "parameters": {}}}]
-    drain(model.stream(messages, tools=tools, temperature=0.1, tool_choice="auto"))
-    messages[0]["content"][0]["text"] = "changed"
+    options = {"temperature": 0.1, "tool_choice": "auto"}
+    drain(model.stream(messages, tools=tools, **options))
     messages.append({"role": "assistant", "content": "a"})
     drain(model.stream(messages))
     first, second = model.requests
@@ -215,6 +215,9 @@ def test_requests_are_recorded_as_copies():
         tools=tools,
         options={"temperature": 0.1, "tool_choice": "auto"},
     )
+    # The lists are the record's own (a message added later is not in it); the messages
+    # in them are the ones sent, which no agent changes once sent.
+    assert first.messages is not messages and first.messages[0] is messages[0]
     assert first.tools is not tools
     assert second.tools is None and second.options == {}
     assert len(second.messages) == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from stream_parser.agent.loop import tool_registry
+from stream_parser.agent.runner import tool_registry
 from stream_parser.core.toolset import tool_models
 from stream_parser.core.xml_tool_parser import XMLToolParser
 from stream_parser.errors import ConfigError

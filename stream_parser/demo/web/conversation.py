@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ...agent import Deny, StepStartEvent
-from ...agent.loop import AgentRun
+from ...agent.run import AgentRun
 from ...core.events import Event, ToolCallEvent
 from ...encoders.json import event_to_json
 from ...llm.base import ChatModel, Message, ModelError

@@ -1,0 +1,343 @@
+"""One reply of the model, recorded as it streams, and how it goes into the history.
+
+:class:`Reply` takes every parse event of one step (the text, the calls, the errors the
+model must hear about) and the raw deltas (the native calls' ids and argument strings,
+exactly as sent).  Once the calls have run, :meth:`Reply.messages` writes the reply and
+the answer to each of its calls: ``tool`` messages for native calls, one ``user``
+message of observations for calls written in the text (the observation text is built
+here from the prompt templates).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import (
+    AsyncIterator,
+    Mapping,
+    Sequence,
+)
+from dataclasses import dataclass
+from typing import Final, cast
+
+from ..core.chunks import ChatDelta
+from ..core.events import (
+    ErrorType,
+    ParseErrorEvent,
+    ParseEvent,
+    TextOutputEvent,
+    ToolCallEvent,
+    ToolCallStartEvent,
+)
+from ..llm.base import (
+    AssistantMessage,
+    ContentPart,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from ..prompts import text as prompts
+from ..prompts.templating import render
+from ..tools import ToolResult
+
+__all__ = ["Reply"]
+
+
+# A call that was announced or attempted and did not run: the model is told why.
+_NOT_RUN: Final = frozenset(
+    {
+        ErrorType.UNCLOSED_TOOL.value,
+        ErrorType.MALFORMED_TOOL.value,
+        ErrorType.INVALID_PARAMS.value,
+        ErrorType.TOOL_TOO_LARGE.value,
+        ErrorType.UNKNOWN_TOOL.value,
+    }
+)
+# The call stands, but something in it was dropped: the model is told too.
+_WARNINGS: Final = frozenset({ErrorType.UNKNOWN_PARAM.value, ErrorType.DUPLICATE_PARAM.value})
+# About the reply as a whole.
+_REPLY_ERRORS: Final = frozenset({ErrorType.TRUNCATED.value, ErrorType.STREAM_ERROR.value})
+
+# --- one reply ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Observed:
+    """Something in a reply the model is told about, with the tool it concerns."""
+
+    label: str
+    event: ToolCallEvent | ParseErrorEvent
+    position: int = -1  # for a call: its position among the reply's calls
+
+
+class _NativeCall:
+    """A native call as the model sent it: its id, name and arguments string."""
+
+    __slots__ = ("arguments", "call_id", "name")
+
+    def __init__(self) -> None:
+        self.call_id: str | None = None
+        self.name = ""
+        self.arguments: list[str] = []
+
+
+class Reply:
+    """What the loop keeps of one reply while it streams: content, calls, failures."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+        self.content: list[str] = []
+        self.visible: list[str] = []
+        self.calls: list[ToolCallEvent] = []
+        self.observed: list[_Observed] = []
+        self.native: dict[int, _NativeCall] = {}
+        self.failed = False
+        self.finish_reason: str | None = None
+        self.stream_error: str | None = None
+        self.finished = False
+        self._names: dict[int, str] = {}
+        self._open: str | None = None
+
+    async def record(self, source: AsyncIterator[ChatDelta]) -> AsyncIterator[ChatDelta]:
+        """Pass the model's deltas on, keeping the content and native calls as sent."""
+        async for delta in source:
+            if delta.content:
+                self.content.append(delta.content)
+            if delta.tool_calls:
+                for fragment in delta.tool_calls:
+                    call = self.native.get(fragment.index)
+                    if call is None:
+                        call = self.native[fragment.index] = _NativeCall()
+                    if fragment.id and call.call_id is None:
+                        call.call_id = fragment.id
+                    if fragment.name and fragment.name != call.name:
+                        call.name += fragment.name
+                    if fragment.arguments:
+                        call.arguments.append(fragment.arguments)
+            if delta.finish_reason is not None:
+                self.finish_reason = delta.finish_reason
+            if delta.error is not None:
+                self.stream_error = delta.error
+            yield delta
+
+    @property
+    def text(self) -> str:
+        """The reply's content, verbatim."""
+        return "".join(self.content)
+
+    @property
+    def visible_text(self) -> str:
+        """The text events of the reply (no thinking, no tool markup)."""
+        return "".join(self.visible)
+
+    @property
+    def cut(self) -> bool:
+        """Whether the reply was cut by the model's length limit."""
+        return self.finish_reason == "length"
+
+    @property
+    def needs_answer(self) -> bool:
+        """Whether the model must hear back: a call, or a call that failed."""
+        return bool(self.calls) or self.failed
+
+    def take(self, event: ParseEvent) -> None:
+        """Note one parse event of the reply."""
+        if isinstance(event, TextOutputEvent):
+            self.visible.append(event.text)
+        elif isinstance(event, ToolCallStartEvent):
+            self._names[event.call_index] = event.tool_name
+            self._open = event.tool_name
+        elif isinstance(event, ToolCallEvent):
+            self.observed.append(_Observed(event.tool_name, event, len(self.calls)))
+            self.calls.append(event)
+            self._open = None
+        elif isinstance(event, ParseErrorEvent):
+            self._error(event)
+
+    def _error(self, event: ParseErrorEvent) -> None:
+        kind = event.error_type
+        if kind in _NOT_RUN:
+            self.observed.append(_Observed(self._label(event), event))
+            self.failed = True
+            self._open = None
+        elif kind in _WARNINGS:
+            self.observed.append(_Observed(self._label(event), event))
+        elif kind in _REPLY_ERRORS:
+            self.observed.append(_Observed("reply", event))
+        # Other errors (an unclosed thinking block, a plugin's block) concern no call.
+
+    def _label(self, event: ParseErrorEvent) -> str:
+        if event.tool_name:
+            return event.tool_name
+        if event.call_index is not None and event.call_index in self._names:
+            return self._names[event.call_index]
+        return self._open or "tool call"
+
+    # -- into the history -------------------------------------------------------------------
+
+    def native_ids(self) -> dict[str, _NativeCall]:
+        """The native calls by id (an id the server did not send is made up)."""
+        calls: dict[str, _NativeCall] = {}
+        for index, call in sorted(self.native.items()):
+            if call.call_id is None:
+                call.call_id = f"call_{self.step}_{index}"
+            calls[call.call_id] = call
+        return calls
+
+    def messages(
+        self,
+        results: Mapping[int, ToolResult],
+        not_run: Mapping[int, ToolResult],
+        *,
+        language: str = "en",
+        templates: prompts.Templates = None,
+    ) -> list[Message]:
+        """The reply and the answers to its calls, as they go into the history.
+
+        The assistant message carries the content verbatim (None without text when
+        there are native calls) and the native calls as ``tool_calls``, exactly as the
+        model sent them; then one ``tool`` message per native call in call order; then
+        one ``user`` message with the images the native calls returned; then one
+        ``user`` message with the observations of the calls written in the text.
+
+        A reply with neither text nor native calls (empty, only reasoning, or failed,
+        cut or cancelled before its first token) gives no message: it said nothing the
+        model must see again, and an assistant message needs content or calls.
+
+        Args:
+            results: call position -> result, for the calls that ran.
+            not_run: call position -> why it did not run (limit, denial, cut reply).
+            language: the language of the observations, ``"en"`` or ``"zh"``.
+            templates: replacement prompt templates by name.
+        """
+        say = (language, templates)
+        native = self.native_ids()
+        content = self.text
+        if not content and not native:
+            return []
+        assistant = AssistantMessage(role="assistant", content=content)
+        if native:
+            assistant["content"] = content or None
+            assistant["tool_calls"] = [
+                ToolCall(
+                    id=call_id,
+                    type="function",
+                    function={"name": call.name, "arguments": "".join(call.arguments)},
+                )
+                for call_id, call in native.items()
+            ]
+        out: list[Message] = [assistant]
+        answers: dict[str, tuple[str, ToolResult | None]] = {}
+        observations: list[tuple[str, ToolResult | None]] = []
+        for item in self.observed:
+            result: ToolResult | None = None
+            if item.position >= 0:
+                result = results.get(item.position) or not_run.get(item.position)
+            call_id = item.event.call_id
+            if call_id is not None and call_id in native:
+                text = _native_text(item.event, result, *say)
+                if call_id in answers:
+                    # A warning about a call, then the call: one message says both.
+                    earlier, _ = answers[call_id]
+                    text = f"{earlier}\n\n{text}"
+                answers[call_id] = (text, result)
+            else:
+                observations.append(
+                    (_observation_text(item.label, item.event, result, *say), result)
+                )
+        images: list[ContentPart] = []
+        for call_id, call in native.items():
+            text, result = answers.get(call_id) or (prompts.say("native_cancelled", *say), None)
+            out.append(ToolMessage(role="tool", tool_call_id=call_id, content=text, name=call.name))
+            if result is not None and result.images:
+                images.append(
+                    {
+                        "type": "text",
+                        "text": render("images_note", *say, name=call.name, call_id=call_id),
+                    }
+                )
+                images.extend(cast("list[ContentPart]", copy.deepcopy(list(result.images))))
+        if images:
+            out.append(UserMessage(role="user", content=images))
+        # An error of the reply as a whole (cut, broken) is told along with its calls;
+        # alone, it concerns no call and needs no answer.
+        if any(label for label, _ in observations if not label.startswith("[reply]")):
+            out.append(_observation_message(observations))
+        return out
+
+
+def _native_text(
+    event: ToolCallEvent | ParseErrorEvent,
+    result: ToolResult | None,
+    language: str = "en",
+    templates: prompts.Templates = None,
+) -> str:
+    """The content of the ``tool`` message that answers a native call."""
+    say = (language, templates)
+    if isinstance(event, ParseErrorEvent):
+        text = _error_text(event, *say)
+        if event.error_type in _WARNINGS:
+            return prompts.warning_observation(
+                event.tool_name or "tool", event.error_type, text, *say
+            )
+        return render("native_error", *say, code=event.error_type, text=text)
+    if result is None:
+        return prompts.say("native_cancelled", *say)
+    if result.is_error and not result.text.startswith("Error"):
+        # A tool's own error texts already say so; the agent's are prefixed here.
+        return render("native_error", *say, code=result.error_type, text=result.text)
+    return result.text
+
+
+def _observation_text(
+    label: str,
+    event: ToolCallEvent | ParseErrorEvent,
+    result: ToolResult | None,
+    language: str = "en",
+    templates: prompts.Templates = None,
+) -> str:
+    """What the model is told about one call (or error) written in the text of its reply."""
+    say = (language, templates)
+    if isinstance(event, ToolCallEvent):
+        if result is None:
+            return prompts.cancelled_observation(label, *say)
+        if result.is_error:
+            if result.error_type in (ErrorType.TOOL_CALL_LIMIT, ErrorType.DENIED, "truncated"):
+                code = result.error_type or ""
+                return prompts.not_executed_observation(label, code, result.text, *say)
+            return prompts.error_observation(label, result.error_type, result.text, *say)
+        return prompts.result_observation(label, result.text, *say)
+    kind = event.error_type
+    text = _error_text(event, *say)
+    if kind in _WARNINGS:
+        return prompts.warning_observation(label, kind, text, *say)
+    if kind in _REPLY_ERRORS and event.call_index is None:
+        return prompts.error_observation(label, kind, text, *say)
+    return prompts.not_executed_observation(label, kind, text, *say)
+
+
+def _error_text(
+    event: ParseErrorEvent, language: str = "en", templates: prompts.Templates = None
+) -> str:
+    """What the model reads about a parse error, in its language, from its type and details."""
+    return render(
+        "parse_error",
+        language,
+        templates=templates,
+        error_type=event.error_type,
+        tool=event.tool_name or "",
+        message=event.message,
+        details=list(event.details),
+    )
+
+
+def _observation_message(entries: Sequence[tuple[str, ToolResult | None]]) -> UserMessage:
+    """One user message with the observations; with images, a list of content parts."""
+    if not any(result is not None and result.images for _, result in entries):
+        return UserMessage(role="user", content="\n\n".join(text for text, _ in entries))
+    parts: list[ContentPart] = []
+    for text, result in entries:
+        parts.append({"type": "text", "text": text})
+        if result is not None:
+            parts.extend(cast("list[ContentPart]", copy.deepcopy(list(result.images))))
+    return UserMessage(role="user", content=parts)
