@@ -105,6 +105,7 @@ from ..core.events import (
     _fast_param_delta,
 )
 from ..core.json_scan import JsonScanner
+from ..core.kit import register
 from ..core.plugins import (
     FastData,
     ParsePlugin,
@@ -245,10 +246,8 @@ class _SectionReader:
         call = _Call(
             start=at,
             call=CallContext(
-                tool_registry=context.tool_registry,
-                xml_parser=context.xml_parser,
-                config=context.config,
-                call_index=context.next_call_index(),
+                context,
+                context.next_call_index(),
             ),
         )
         self.calls.append(call)
@@ -1054,3 +1053,6 @@ def _format_dsml(tool_name: str, args: Mapping[str, Any]) -> str:
         lines.append(f'<{DSML}parameter name="{param}" string="{string}">{text}</{DSML}parameter>')
     lines += [f"</{DSML}invoke>", f"</{DSML}function_calls>"]
     return "\n".join(lines)
+
+
+register(DeepSeekDialect().record())

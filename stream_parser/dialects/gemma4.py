@@ -74,6 +74,7 @@ from ..core.events import (
     ToolCallStartEvent,
     _fast_arguments_delta,
 )
+from ..core.kit import register
 from ..core.plugins import FastData, ParsePlugin, PluginBlock
 from ..core.value_run import ValueRun
 from ..schema.coerce import coerce_value
@@ -616,3 +617,6 @@ class Gemma4Dialect(Dialect):
 
     def _instructions(self) -> str:
         return "gemma4_instructions"
+
+
+register(Gemma4Dialect().record())

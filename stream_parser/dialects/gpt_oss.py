@@ -88,6 +88,7 @@ from ..core.events import (
     _fast_arguments_delta,
 )
 from ..core.json_scan import JsonMark, JsonScanner
+from ..core.kit import register
 from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext, refuse_chunk
 from ..core.value_run import ValueRun
 from ..errors import ConfigError
@@ -298,10 +299,8 @@ class HarmonyPlugin(ParsePlugin):
             name = glued
         self._name = name
         self._call = CallContext(
-            tool_registry=context.tool_registry,
-            xml_parser=context.xml_parser,
-            config=context.config,
-            call_index=context.next_call_index(),
+            context,
+            context.next_call_index(),
         )
         return self._call
 
@@ -651,3 +650,6 @@ class GptOssDialect(Dialect):
 
     def _instructions(self) -> str:
         return "gpt_oss_instructions"
+
+
+register(GptOssDialect().record())

@@ -85,6 +85,7 @@ from ..core.events import (
     _fast_param_delta,
 )
 from ..core.json_scan import JsonScanner
+from ..core.kit import register
 from ..core.plugins import FastData, ParsePlugin, PluginBlock, refuse_chunk, tag_stop
 from ..core.scan import longest_prefix_suffix
 from ..core.value_run import ValueRun
@@ -836,3 +837,6 @@ class KimiDialect(Dialect):
 
     def _instructions(self) -> str:
         return "kimi_instructions"
+
+
+register(KimiDialect().record())

@@ -72,6 +72,7 @@ from ..core.events import (
     shorten_context,
 )
 from ..core.json_scan import JsonScanner
+from ..core.kit import register
 from ..core.plugins import ParsePlugin, PluginBlock
 from ..errors import InternalError
 from ..prompts.text import Templates, say
@@ -216,9 +217,7 @@ class LlamaPlugin(ParsePlugin):
             segments.append(("framing", start, end))
 
     def _open_object(self, at: int, out: list[ParseEvent]) -> None:
-        call = CallContext(
-            self.context.tool_registry, self.context.xml_parser, self.context.config, -1
-        )
+        call = CallContext(self.context, -1)
         self._object = _Object(HermesReader(call), at)
         self._object.scanner.feed("{")
         self._feed_object("{", at, out)
@@ -596,9 +595,7 @@ class LlamaPlugin(ParsePlugin):
             )
         if index is None:  # pragma: no cover - a registered name( is always announced
             index = self.context.next_call_index()
-        call = CallContext(
-            self.context.tool_registry, self.context.xml_parser, self.context.config, index
-        )
+        call = CallContext(self.context, index)
         result = validate_arguments(
             name, model, arguments, validate=self.context.config.enable_xml_validation
         )
@@ -772,3 +769,6 @@ class LlamaDialect(Dialect):
             example_tool, {"parameter_name": "value"} if example_args is None else example_args
         )
         return f"{say(self._instructions(), language, templates)}\n\n{example}"
+
+
+register(LlamaDialect().record())

@@ -81,6 +81,7 @@ from ..core.events import (
     _fast_arguments_delta,
 )
 from ..core.json_scan import JsonScanner
+from ..core.kit import register
 from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext, refuse_chunk
 from ..core.value_run import ValueRun
 from ..errors import ConfigError
@@ -299,10 +300,8 @@ class MistralPlugin(ParsePlugin):
             context = self._context
             assert context is not None
             self._call = CallContext(
-                tool_registry=context.tool_registry,
-                xml_parser=context.xml_parser,
-                config=context.config,
-                call_index=context.next_call_index(),
+                context,
+                context.next_call_index(),
             )
 
     def _open_args(self, data: str, i: int, base: int, out: list[ParseEvent]) -> int:
@@ -375,10 +374,8 @@ class MistralPlugin(ParsePlugin):
         context = self._context
         assert context is not None
         call = CallContext(
-            tool_registry=context.tool_registry,
-            xml_parser=context.xml_parser,
-            config=context.config,
-            call_index=context.next_call_index(),
+            context,
+            context.next_call_index(),
         )
         self._elements.append(_Element(HermesReader(call), at))
         self._expect_element = False
@@ -626,3 +623,6 @@ class MistralDialect(Dialect):
 
     def _instructions(self) -> str:
         return "mistral_instructions"
+
+
+register(MistralDialect().record())

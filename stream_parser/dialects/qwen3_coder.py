@@ -82,35 +82,24 @@ twice (each closed) gives ``duplicate_param`` and the last value wins (rule 7).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
-from ..core.dialect_registry import Framing
-from ..core.events import (
-    ErrorType,
-    ParseEvent,
-    Span,
-    ToolCallStartEvent,
-    _fast_param_delta,
-)
-from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext, tag_stop
-from ..core.value_run import ValueRun
-from ..errors import ConfigError
-from ._base import (
+from ..core.events import ErrorType, ParseEvent, Span
+from ..core.kit import (
     CallContext,
-    HeldStateReader,
-    call_event,
-    failure,
-    side_error,
-    value_text,
+    FastData,
+    Framing,
+    PluginBlock,
+    Reader,
+    ReaderPlugin,
+    StateHandler,
+    ValueRun,
+    register,
+    tag_stop,
 )
-from ._toolcall import (
-    ToolCallTagDialect,
-    call_too_large,
-    call_unclosed,
-    register_companion,
-    register_reader,
-)
+from ._base import value_text
+from ._toolcall import ToolCallTagDialect
 
 __all__ = ["BareFunctionPlugin", "Qwen3CoderDialect", "Qwen3CoderReader"]
 
@@ -143,8 +132,6 @@ _CUT_CLOSE: Final = tag_stop((_PARAM_CLOSE, _FUNCTION_CLOSE))
 """In a chunk without closing tags: the start of one cut by its end."""
 
 _FUNCTION, _BODY, _VALUE, _AFTER, _MALFORMED = range(5)
-_Handler = Callable[[str, int, int, list[ParseEvent]], tuple[int, bool]]
-"""A state's handler: ``(buf, pos, base, out) -> (new pos, wait for more input)``."""
 _WAIT: Final = -1  # an open tag's answer: the buffer ends before it can be decided
 _NO: Final = -2  # ... or it is not that tag
 # What a </function> inside a value is, by what follows it:
@@ -190,14 +177,14 @@ def _open_tag(buf: str, pos: int, prefix: str) -> tuple[int, str]:
     return gt + 1, name.strip()
 
 
-class Qwen3CoderReader(HeldStateReader):
+class Qwen3CoderReader(Reader):
     """Reads one qwen3_coder block: ``<function=NAME><parameter=P>v</parameter></function>``."""
 
     malformed_state = _MALFORMED
 
     def __init__(self, call: CallContext) -> None:
         super().__init__(call)
-        self._state = _FUNCTION
+        self.state = _FUNCTION
         self._ws_cap = call.config.buffer_keep_size
         self._deltas = call.emit_deltas
         self._tool = ""
@@ -218,17 +205,12 @@ class Qwen3CoderReader(HeldStateReader):
         self._given: set[str] = set()  # every parameter opened in this call
         # The value has just opened: its start counts as the start of a line.
         self._fresh = False
-        # The content fed so far ends with "</function>" and whitespace inside a value:
-        # the end tag, if it comes next, ends the value and the call.
-        self._pending_end = False
-        self._why = ""  # what made the block malformed ...
-        self._bad_at = 0  # ... and the offset in the stream where
-        self._handlers: dict[int, _Handler] = {
+        self._bad_at = 0  # where in the stream the block became malformed (``why``)
+        self.handlers: dict[int, StateHandler] = {
             _FUNCTION: self._in_function,
             _BODY: self._in_body,
             _VALUE: self._in_value,
             _AFTER: self._in_after,
-            _MALFORMED: self._in_malformed,
         }
 
     # --- streaming -----------------------------------------------------------------------
@@ -240,15 +222,9 @@ class Qwen3CoderReader(HeldStateReader):
             self._malformed("unexpected text after </function>", base + k)
         return n, True
 
-    def _in_malformed(
-        self, buf: str, pos: int, base: int, out: list[ParseEvent]
-    ) -> tuple[int, bool]:
-        return len(buf), True
-
     def _malformed(self, why: str, at: int) -> None:
         """The block cannot be read: ``why``, at offset ``at`` (shown in the message)."""
-        self._state = _MALFORMED
-        self._why = why
+        self.malformed(why)
         self._bad_at = at
 
     def _in_function(
@@ -266,12 +242,8 @@ class Qwen3CoderReader(HeldStateReader):
         if self._registered:
             self._known = call.xml_parser.param_names(name)
             self.announced = True
-            out.append(
-                ToolCallStartEvent(
-                    tool_name=name, call_index=call.call_index, span=(base + pos, base + end)
-                )
-            )
-        self._state = _BODY
+            out.append(call.start(name, (base + pos, base + end)))
+        self.state = _BODY
         return end, False
 
     def _in_body(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
@@ -284,7 +256,7 @@ class Qwen3CoderReader(HeldStateReader):
             self._open_param(name, (base + k, base + end), out)
             return end, False
         if buf.startswith(_FUNCTION_CLOSE, k):
-            self._state = _AFTER
+            self.state = _AFTER
             return k + len(_FUNCTION_CLOSE), False
         if end == _WAIT or (n - k < len(_FUNCTION_CLOSE) and _FUNCTION_CLOSE.startswith(buf[k:])):
             return k, True
@@ -297,7 +269,7 @@ class Qwen3CoderReader(HeldStateReader):
         self._param = name
         self._value_from = span[1]
         self._run.open(self._tool, name, self.call.call_index, span[1])
-        self._state = _VALUE
+        self.state = _VALUE
         self._fresh = True
         self._given.add(name)
         self._param_known = known = name in self._known
@@ -306,8 +278,7 @@ class Qwen3CoderReader(HeldStateReader):
         tool = self._tool
         if not known:
             out.append(
-                side_error(
-                    self.call,
+                self.call.side_error(
                     ErrorType.UNKNOWN_PARAM,
                     f"tool {tool!r} has no parameter {name!r}; it is ignored "
                     f"(parameters: {', '.join(sorted(self._known)) or 'none'})",
@@ -317,8 +288,7 @@ class Qwen3CoderReader(HeldStateReader):
             )
         elif name in self._params:
             out.append(
-                side_error(
-                    self.call,
+                self.call.side_error(
                     ErrorType.DUPLICATE_PARAM,
                     f"parameter {name!r} of tool {tool!r} is given twice; the last value wins",
                     span,
@@ -372,7 +342,7 @@ class Qwen3CoderReader(HeldStateReader):
                 if verdict is True:
                     self._take(buf, pos, s, base, out)
                     self._end_value()
-                    self._state = _BODY
+                    self.state = _BODY
                     return s + len(_PARAM_CLOSE), False
                 if verdict is None:  # wait for what follows the candidate
                     self._take(buf, pos, s, base, out)
@@ -499,12 +469,8 @@ class Qwen3CoderReader(HeldStateReader):
             self._run.end = base + end
             if self.call.emit_deltas:
                 out.append(
-                    _fast_param_delta(
-                        self._tool,
-                        self._param,
-                        buf[start:end],
-                        self.call.call_index,
-                        (base + start, base + end),
+                    self.call.param_delta(
+                        self._tool, self._param, buf[start:end], (base + start, base + end)
                     )
                 )
 
@@ -515,7 +481,7 @@ class Qwen3CoderReader(HeldStateReader):
         tag cut by the end of the last chunk (what may be a tag at the start of a line
         is left to the slow path).
         """
-        if self._state != _VALUE or self._fresh or self._pending_end:
+        if self.state != _VALUE or self._fresh or self._pending_end:
             return None
         hold = self._hold
         if hold and (self._run.line >= 0 or _cut_close(hold, 0) != len(hold)):
@@ -553,9 +519,7 @@ class Qwen3CoderReader(HeldStateReader):
         if self._param_known:
             run.end = end = start + len(data)
             if self._deltas:
-                out.append(
-                    _fast_param_delta(self._tool, self._param, data, run.call_index, (start, end))
-                )
+                out.append(self.call.param_delta(self._tool, self._param, data, (start, end)))
         self._arm()
         return True
 
@@ -579,9 +543,7 @@ class Qwen3CoderReader(HeldStateReader):
             run.end = end = start + cut
             if self._deltas:
                 piece = data[:cut]
-                out.append(
-                    _fast_param_delta(self._tool, self._param, piece, run.call_index, (start, end))
-                )
+                out.append(self.call.param_delta(self._tool, self._param, piece, (start, end)))
         self._hold = data[cut:]
         self._hold_start = start + cut
         self._run.armed = False  # the next chunk is read with the held text
@@ -593,7 +555,7 @@ class Qwen3CoderReader(HeldStateReader):
         In a value it ends the block only right after ``</function>`` and whitespace:
         the value's ``</parameter>`` is missing.
         """
-        return self._state != _VALUE or self._pending_end
+        return self.state != _VALUE or self._pending_end
 
     def function_ends(self) -> bool:
         """Whether a ``</function>`` after the content fed so far ends the call.
@@ -603,7 +565,7 @@ class Qwen3CoderReader(HeldStateReader):
         the start of a line (the value's ``</parameter>`` is missing); elsewhere in a
         value it is content.
         """
-        if self._state != _VALUE:
+        if self.state != _VALUE:
             return True
         hold = self._hold
         if hold.startswith(_PARAM_CLOSE):
@@ -615,7 +577,7 @@ class Qwen3CoderReader(HeldStateReader):
 
     def finish(self, block: PluginBlock) -> list[ParseEvent]:
         """Build the instance from the raw parameters, as for an XML tool call."""
-        state = self._state
+        state = self.state
         if state == _VALUE and self._pending_end:
             # "</function></tool_call>" ended a value whose </parameter> is missing.
             self._end_value()
@@ -624,24 +586,14 @@ class Qwen3CoderReader(HeldStateReader):
             if state == _MALFORMED:
                 # The text where reading stopped, taken from the block (not from the
                 # pieces it came in, so that the message does not depend on chunking).
-                why = f"{self._why}, found {block.between(self._bad_at, self._bad_at + 20)!r}"
+                why = f"{self.why}, found {block.between(self._bad_at, self._bad_at + 20)!r}"
             elif state == _FUNCTION:
                 why = "expected <function=NAME>"
             else:
                 why = f"</function> is missing in the call of {self._tool!r}"
-            return failure(
-                ErrorType.MALFORMED_TOOL,
-                f"malformed tool call: {why}; it is not executed and its text is delivered as text",
-                block,
-                call_index=self.error_index,
-            )
+            return self.malformed_call(why, block)
         if not self._registered:
-            known = ", ".join(sorted(self.call.tool_registry)) or "none"
-            return failure(
-                ErrorType.UNKNOWN_TOOL,
-                f"unknown tool {self._tool!r} (registered: {known}); the call is not executed",
-                block,
-            )
+            return self.call.unknown_tool(self._tool, block)
         xml_parser = self.call.xml_parser
         values: dict[str, str | None] = {}
         for name, (value_from, value_to) in self._params.items():
@@ -656,7 +608,7 @@ class Qwen3CoderReader(HeldStateReader):
             else:
                 values[name] = value  # a scalar: stripped and converted by its type
         result = xml_parser.build_instance(self._tool, values)
-        return call_event(self.call, self._tool, result, block)
+        return self.call.call(self._tool, result, block)
 
 
 _WS: Final = " \t\r\n"
@@ -699,6 +651,8 @@ class Qwen3CoderDialect(ToolCallTagDialect):
 
     name = "qwen3_coder"
     parameter_tags = True
+    block_reader = Qwen3CoderReader
+    first_chars = "<["
     title = "<function=NAME> and <parameter=NAME> tags in <tool_call> tags (Qwen3-Coder)"
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
@@ -745,7 +699,7 @@ def _ambiguous(text: str) -> bool:
     return _AMBIGUOUS.search(text) is not None
 
 
-class BareFunctionPlugin(ParsePlugin):
+class BareFunctionPlugin(ReaderPlugin):
     """Reads a qwen3_coder call written without ``<tool_call>``: ``<function=NAME>``....
 
     Qwen3-Coder models sometimes leave out the ``<tool_call>`` line.  Such a call opens
@@ -768,73 +722,39 @@ class BareFunctionPlugin(ParsePlugin):
     named_start = True
     trailing = (_TOOL_CALL_CLOSE, "\n" + _TOOL_CALL_CLOSE)
 
+    reader = Qwen3CoderReader
+
     def __init__(self, framing: Framing | None = None) -> None:
+        super().__init__()
         if framing is not None and framing.before_call:
             self.start_tags = (_FUNCTION_OPEN, framing.before_call + _FUNCTION_OPEN)
-        self._context: PluginContext | None = None
-        self._reader: Qwen3CoderReader | None = None
-
-    def bind(self, context: PluginContext) -> None:
-        """Keep the parser's registry, converter, configuration and call counter."""
-        self._context = context
 
     def on_start(self, tag: str, span: Span) -> list[ParseEvent]:
         """Reserve the call's index; the reader reads ``<function=`` as it would inside."""
-        context = self._context
-        if context is None:
-            raise ConfigError("BareFunctionPlugin was not registered with a parser")
-        call = CallContext(
-            tool_registry=context.tool_registry,
-            xml_parser=context.xml_parser,
-            config=context.config,
-            call_index=context.next_call_index(),
-        )
-        self._reader = reader = Qwen3CoderReader(call)
-        out: list[ParseEvent] = []
-        reader.feed(_FUNCTION_OPEN, span[1] - len(_FUNCTION_OPEN), out)
-        return out
-
-    def on_data(self, data: str, span: Span) -> list[ParseEvent]:
-        """Hand the content to the reader."""
+        super().on_start(tag, span)
         assert self._reader is not None
         out: list[ParseEvent] = []
-        self._reader.feed(data, span[0], out)
+        self._reader.feed(_FUNCTION_OPEN, span[1] - len(_FUNCTION_OPEN), out)
         return out
 
     def accepts_end(self) -> bool:
         """Whether ``</function>`` ends the call (:meth:`Qwen3CoderReader.function_ends`)."""
-        return self._reader is None or self._reader.function_ends()
+        reader = self._reader
+        return reader is None or (isinstance(reader, Qwen3CoderReader) and reader.function_ends())
 
     def fast_path(self) -> FastData | None:
         """The reader's fast path; ``</function>`` may end a value (see ``accepts_end``)."""
-        fast = None if self._reader is None else self._reader.fast_path()
+        fast = super().fast_path()
         return None if fast is None else (fast[0], fast[1], False)
-
-    def value_run(self) -> ValueRun | None:
-        """The reader's open value, asked with its fast path."""
-        return None if self._reader is None else self._reader.value_run()
 
     def on_end(self, block: PluginBlock) -> list[ParseEvent]:
         """The call, or an error event and the block's raw text."""
-        reader = self._reader
-        self._reader = None
-        assert reader is not None
-        # The reader reads the end tag as it would inside <tool_call>.
-        reader.feed(_FUNCTION_CLOSE, block.span[1] - len(block.end_tag), [])
-        return reader.finish(block)
-
-    def on_too_large(self, block: PluginBlock) -> list[ParseEvent]:
-        """A ``tool_too_large`` error; the core delivers the block as text."""
-        reader = self._reader
-        self._reader = None
-        return call_too_large(block, reader, self._context)
-
-    def on_unclosed(self, block: PluginBlock) -> list[ParseEvent]:
-        """An ``unclosed_tool`` error and the block's raw text: never executed."""
-        reader = self._reader
-        self._reader = None
-        return call_unclosed(block, reader)
+        if self._reader is not None:
+            # The reader reads the end tag as it would inside <tool_call>.
+            self._reader.feed(_FUNCTION_CLOSE, block.span[1] - len(block.end_tag), [])
+        return super().on_end(block)
 
 
-register_reader("qwen3_coder", Qwen3CoderReader, first_chars="<[")
-register_companion("qwen3_coder", BareFunctionPlugin)
+# The plugin of its bare calls is defined after the dialect's writer, which it does not need.
+Qwen3CoderDialect.companion = BareFunctionPlugin
+register(Qwen3CoderDialect().record())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -17,7 +16,7 @@ from stream_parser import (
     ToolCallEvent,
 )
 from stream_parser.core.config import ParserConfig
-from stream_parser.dialects._base import CallContext
+from stream_parser.core.kit import CallContext
 from stream_parser.dialects.hermes import HermesReader
 from stream_parser.testing import merge_deltas
 from tests.dialects.test_dialects import HERMES, check_spans, factory
@@ -155,7 +154,7 @@ def test_generated_arguments_stream_verbatim(path: str, name_first: bool, cuts: 
 
 def _reader() -> HermesReader:
     # The converter is never used: only the structure is followed while streaming.
-    return HermesReader(CallContext({"read_file": ReadFile}, cast(Any, None), ParserConfig(), 0))
+    return HermesReader(CallContext.of({"read_file": ReadFile}, ParserConfig(), 0))
 
 
 @pytest.mark.parametrize(
