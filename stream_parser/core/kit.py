@@ -104,6 +104,8 @@ __all__ = [
     "ToolBuildResult",
     "ToolNameRule",
     "ValueRun",
+    "call_too_large",
+    "call_unclosed",
     "dialect_names",
     "dialect_plugins",
     "dialect_record",
