@@ -148,7 +148,6 @@ NOT_YET_ON_THE_KIT = frozenset(
         "stream_parser.dialects.gpt_oss",
         "stream_parser.dialects.kimi",
         "stream_parser.dialects.llama",
-        "stream_parser.dialects.mistral",
     }
 )
 

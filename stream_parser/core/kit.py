@@ -198,9 +198,11 @@ class CallContext:
         context = PluginContext(dict(tools), xml_parser, config, lambda: call_index)
         return cls(context, call_index)
 
-    def start(self, tool_name: str, span: Span) -> ToolCallStartEvent:
+    def start(self, tool_name: str, span: Span, call_id: str | None = None) -> ToolCallStartEvent:
         """The event that announces the call (its name is known)."""
-        return ToolCallStartEvent(tool_name=tool_name, call_index=self.call_index, span=span)
+        return ToolCallStartEvent(
+            tool_name=tool_name, call_index=self.call_index, call_id=call_id, span=span
+        )
 
     def text(self, text: str, span: Span) -> TextOutputEvent:
         """Text that belongs to the reply, not to the call (a framing plugin's, say)."""

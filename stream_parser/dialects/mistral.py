@@ -69,7 +69,6 @@ from typing import Any, Final
 
 from pydantic_core import to_jsonable_python
 
-from ..core.dialect_registry import ThinkingFormat, ToolNameRule
 from ..core.events import (
     ErrorType,
     FramingEvent,
@@ -77,16 +76,25 @@ from ..core.events import (
     ParseEvent,
     Span,
     ToolCallEvent,
-    ToolCallStartEvent,
-    _fast_arguments_delta,
 )
-from ..core.json_scan import JsonScanner
-from ..core.kit import register
-from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext, refuse_chunk
-from ..core.value_run import ValueRun
+from ..core.kit import (
+    CallContext,
+    FastData,
+    JsonScanner,
+    ParsePlugin,
+    PluginBlock,
+    PluginContext,
+    ThinkingFormat,
+    ToolNameRule,
+    ValueRun,
+    call_too_large,
+    call_unclosed,
+    failure,
+    refuse_chunk,
+    register,
+)
 from ..errors import ConfigError
-from ._base import CallContext, Dialect, call_event, failure, validate_arguments
-from ._toolcall import call_too_large, call_unclosed
+from ._base import Dialect
 from .hermes import HermesReader
 
 __all__ = [
@@ -299,10 +307,7 @@ class MistralPlugin(ParsePlugin):
         if self._call is None:
             context = self._context
             assert context is not None
-            self._call = CallContext(
-                context,
-                context.next_call_index(),
-            )
+            self._call = CallContext(context)
 
     def _open_args(self, data: str, i: int, base: int, out: list[ParseEvent]) -> int:
         """The ``{`` of a v11 call's arguments at ``i``: announce the call, stream them."""
@@ -311,14 +316,7 @@ class MistralPlugin(ParsePlugin):
             return self._break(base + i, "the tool name is missing")
         if call is not None and self._name in call.tool_registry:
             self._announced = True
-            out.append(
-                ToolCallStartEvent(
-                    tool_name=self._name,
-                    call_index=call.call_index,
-                    call_id=self._id,
-                    span=self._name_span,
-                )
-            )
+            out.append(call.start(self._name, self._name_span, self._id))
         self._phase = _ARGS
         self._scanner = JsonScanner(keep_text=False)  # it sees the "{" itself
         return i
@@ -359,7 +357,7 @@ class MistralPlugin(ParsePlugin):
         if begin < end and self._announced and call is not None and call.emit_deltas:
             span = (base + begin, base + end)
             delta = data[begin:end]
-            out.append(_fast_arguments_delta(self._name, delta, call.call_index, self._id, span))
+            out.append(call.arguments_delta(self._name, delta, span, self._id))
 
     def _break(self, at: int, why: str) -> int:
         """The layout broke at offset ``at``: the block ends there, malformed."""
@@ -373,10 +371,7 @@ class MistralPlugin(ParsePlugin):
     def _open_element(self, at: int) -> None:
         context = self._context
         assert context is not None
-        call = CallContext(
-            context,
-            context.next_call_index(),
-        )
+        call = CallContext(context)
         self._elements.append(_Element(HermesReader(call), at))
         self._expect_element = False
 
@@ -476,18 +471,11 @@ class MistralPlugin(ParsePlugin):
             return self._malformed(f"the arguments are not valid JSON ({exc})", block)
         model = call.tool_registry.get(self._name)
         if model is None:
-            known = ", ".join(sorted(call.tool_registry)) or "none"
-            return failure(
-                ErrorType.UNKNOWN_TOOL,
-                f"unknown tool {self._name!r} (registered: {known}); the call is not executed",
-                block,
-            )
+            return call.unknown_tool(self._name, block)
         if not isinstance(arguments, dict):  # pragma: no cover - the scanner saw an object
             return self._malformed("the arguments must be a JSON object", block)
-        result = validate_arguments(
-            self._name, model, arguments, validate=call.config.enable_xml_validation
-        )
-        events = call_event(call, self._name, result, block)
+        result = call.validate(self._name, model, arguments)
+        events = call.call(self._name, result, block)
         if self._id is None:
             return events
         # The id the model wrote ([CALL_ID]) goes with the call, for the tool's result.
