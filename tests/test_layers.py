@@ -145,9 +145,7 @@ DIALECT_CORE_IMPORTS = frozenset(
 NOT_YET_ON_THE_KIT = frozenset(
     {
         "stream_parser.dialects.deepseek",
-        "stream_parser.dialects.gpt_oss",
         "stream_parser.dialects.kimi",
-        "stream_parser.dialects.llama",
     }
 )
 

@@ -76,7 +76,6 @@ from typing import Any, Final
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from ..core.dialect_registry import ThinkingFormat
 from ..core.events import (
     ErrorType,
     FramingEvent,
@@ -84,18 +83,26 @@ from ..core.events import (
     ParseEvent,
     Span,
     TextOutputEvent,
-    ToolCallStartEvent,
-    _fast_arguments_delta,
 )
-from ..core.json_scan import JsonMark, JsonScanner
-from ..core.kit import register
-from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext, refuse_chunk
-from ..core.value_run import ValueRun
+from ..core.kit import (
+    CallContext,
+    FastData,
+    JsonMark,
+    JsonScanner,
+    ParsePlugin,
+    PluginBlock,
+    PluginContext,
+    ThinkingFormat,
+    ValueRun,
+    call_too_large,
+    failure,
+    refuse_chunk,
+    register,
+)
 from ..errors import ConfigError
 from ..schema.classify import CONTAINER_KINDS, STRUCTURED_KINDS, Kind, classify
 from ..schema.coerce import coerce_value
-from ._base import CallContext, Dialect, call_event, failure, validate_arguments
-from ._toolcall import call_too_large
+from ._base import Dialect
 
 __all__ = [
     "ANALYSIS_HEADER",
@@ -283,9 +290,7 @@ class HarmonyPlugin(ParsePlugin):
         if self._name in call.tool_registry:
             self._announced = True
             span = (self._start + found.start(1), self._start + found.end(1))
-            out.append(
-                ToolCallStartEvent(tool_name=self._name, call_index=call.call_index, span=span)
-            )
+            out.append(call.start(self._name, span))
 
     def _new_call(self, found: re.Match[str]) -> CallContext:
         """Reserve the call's index and remember the tool's name."""
@@ -298,10 +303,7 @@ class HarmonyPlugin(ParsePlugin):
             # "to=functions.shelljson": the format's "json" written without its space.
             name = glued
         self._name = name
-        self._call = CallContext(
-            context,
-            context.next_call_index(),
-        )
+        self._call = CallContext(context)
         return self._call
 
     # --- the body ------------------------------------------------------------------------
@@ -437,7 +439,7 @@ class HarmonyPlugin(ParsePlugin):
         if not text or not self._announced or call is None or not call.emit_deltas:
             return
         span = (start, start + len(text))
-        out.append(_fast_arguments_delta(self._name, text, call.call_index, None, span))
+        out.append(call.arguments_delta(self._name, text, span))
 
     # --- the outcome ---------------------------------------------------------------------
 
@@ -517,12 +519,7 @@ class HarmonyPlugin(ParsePlugin):
         assert call is not None
         model = call.tool_registry.get(self._name)
         if model is None:
-            known = ", ".join(sorted(call.tool_registry)) or "none"
-            return failure(
-                ErrorType.UNKNOWN_TOOL,
-                f"unknown tool {self._name!r} (registered: {known}); the call is not executed",
-                block,
-            )
+            return call.unknown_tool(self._name, block)
         if self._junk:
             return self._malformed("the tool call's arguments end with an unknown token", block)
         body = self._body(block)
@@ -545,10 +542,8 @@ class HarmonyPlugin(ParsePlugin):
         if not isinstance(data, dict):
             return self._malformed("the tool call's arguments must be a JSON object", block)
         _structure_strings(model, data)
-        result = validate_arguments(
-            self._name, model, data, validate=call.config.enable_xml_validation
-        )
-        return call_event(call, self._name, result, block)
+        result = call.validate(self._name, model, data)
+        return call.call(self._name, result, block)
 
     def _malformed(self, why: str, block: PluginBlock) -> list[ParseEvent]:
         """A call whose arguments cannot be read: ``malformed_tool``, never executed."""

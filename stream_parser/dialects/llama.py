@@ -71,18 +71,22 @@ from ..core.events import (
     ToolParamDeltaEvent,
     shorten_context,
 )
-from ..core.json_scan import JsonScanner
-from ..core.kit import register
-from ..core.plugins import ParsePlugin, PluginBlock
+from ..core.kit import (
+    CallContext,
+    JsonScanner,
+    ParsePlugin,
+    PluginBlock,
+    failure,
+    register,
+)
 from ..errors import InternalError
 from ..prompts.text import Templates, say
-from ._base import CallContext, Dialect, call_event, failure, validate_arguments
+from ._base import Dialect
 from .hermes import HermesReader
 
 if TYPE_CHECKING:
     from ..core.events import Span
-    from ..core.plugins import FastData, PluginContext
-    from ..core.value_run import ValueRun
+    from ..core.kit import FastData, PluginContext, ValueRun
 
 __all__ = [
     "CALL_TAGS",
@@ -585,21 +589,13 @@ class LlamaPlugin(ParsePlugin):
                 call_index=index,
             )
         name, arguments = parsed
-        model = self.context.tool_registry.get(name)
+        call = CallContext(self.context, -1 if index is None else index)
+        model = call.tool_registry.get(name)
         if model is None:
-            known = ", ".join(sorted(self.context.tool_registry)) or "none"
-            return failure(
-                ErrorType.UNKNOWN_TOOL,
-                f"unknown tool {name!r} (registered: {known}); the call is not executed",
-                piece,
-            )
-        if index is None:  # pragma: no cover - a registered name( is always announced
-            index = self.context.next_call_index()
-        call = CallContext(self.context, index)
-        result = validate_arguments(
-            name, model, arguments, validate=self.context.config.enable_xml_validation
-        )
-        return call_event(call, name, result, piece)
+            return call.unknown_tool(name, piece)
+        if call.call_index < 0:  # pragma: no cover - a registered name( is always announced
+            call.call_index = self.context.next_call_index()
+        return call.call(name, call.validate(name, model, arguments), piece)
 
 
 class LlamaEndMarkers(ParsePlugin):
