@@ -141,13 +141,6 @@ DIALECT_CORE_IMPORTS = frozenset(
         "stream_parser.core.xml_write",
     }
 )
-# The families still written on the older bases; each leaves this set when it moves.
-NOT_YET_ON_THE_KIT = frozenset(
-    {
-        "stream_parser.dialects.deepseek",
-        "stream_parser.dialects.kimi",
-    }
-)
 
 
 def _core_imports(source: str, module: str) -> set[str]:
@@ -179,8 +172,6 @@ DIALECT_MODULES = sorted(m for m in MODULES if m.startswith("stream_parser.diale
 
 @pytest.mark.parametrize("module", DIALECT_MODULES)
 def test_dialects_import_from_the_core_only_the_kit(module: str) -> None:
-    if module in NOT_YET_ON_THE_KIT:
-        pytest.skip("written on the older bases")
     source = MODULES[module].read_text(encoding="utf-8")
     outside = sorted(_core_imports(source, module) - DIALECT_CORE_IMPORTS)
     assert not outside, f"{module} imports {outside} from the core (allowed: the kit, ...)"

@@ -28,41 +28,21 @@ from typing import Any, ClassVar, Final, cast
 from pydantic_core import to_jsonable_python
 
 from ..core.config import DEFAULT_THINKING_TAGS
-from ..core.events import ErrorType, ParseErrorEvent, ParseEvent
 from ..core.kit import (
     NO_FRAMING,
     XML_TOOL_NAMES,
-    CallContext,
     DialectRecord,
-    FastData,
     Framing,
     ModelPattern,
     ParsePlugin,
-    PluginBlock,
     Reader,
     ThinkingFormat,
-    ToolBuildResult,
     ToolNameRule,
-    ValueRun,
-    failure,
-    validate_arguments,
 )
 from ..core.xml_write import write_call
 from ..prompts.text import Templates, say
 
-__all__ = [
-    "BlockReader",
-    "CallContext",
-    "Dialect",
-    "FastData",
-    "ValueRun",
-    "XmlDialect",
-    "call_event",
-    "failure",
-    "side_error",
-    "validate_arguments",
-    "value_text",
-]
+__all__ = ["Dialect", "XmlDialect", "value_text"]
 
 _EXAMPLE_ARGS: Final[Mapping[str, Any]] = {"parameter_name": "value"}
 
@@ -261,21 +241,3 @@ def value_text(value: Any) -> str:
     if isinstance(jsonable, str):
         return jsonable
     return json.dumps(jsonable, ensure_ascii=False)
-
-
-# Until every family reads through the kit's context, these keep the older spelling.
-BlockReader = Reader
-
-
-def side_error(
-    call: CallContext, error_type: ErrorType, message: str, span: tuple[int, int], context: str
-) -> ParseErrorEvent:
-    """:meth:`CallContext.side_error` (the older spelling)."""
-    return call.side_error(error_type, message, span, context)
-
-
-def call_event(
-    call: CallContext, tool_name: str, result: ToolBuildResult, block: PluginBlock
-) -> list[ParseEvent]:
-    """:meth:`CallContext.call` (the older spelling)."""
-    return call.call(tool_name, result, block)

@@ -96,30 +96,26 @@ from typing import Any, Final, Literal
 
 from pydantic_core import to_jsonable_python
 
-from ..core.events import (
-    ErrorType,
-    ParseEvent,
-    Span,
-    ToolCallStartEvent,
-    _fast_arguments_delta,
-    _fast_param_delta,
-)
-from ..core.json_scan import JsonScanner
-from ..core.kit import register
-from ..core.plugins import (
+from ..core.events import ErrorType, ParseEvent, Span
+from ..core.kit import (
+    CallContext,
     FastData,
+    JsonScanner,
     ParsePlugin,
     PluginBlock,
     PluginContext,
+    Reader,
+    ThinkingFormat,
+    ValueRun,
+    call_too_large,
+    failure,
     refuse_chunk,
+    register,
     tag_stop,
+    validate_arguments,
 )
-from ..core.reasoning import ThinkingFormat
-from ..core.scan import longest_prefix_suffix
-from ..core.value_run import ValueRun
 from ..errors import ConfigError
-from ._base import CallContext, Dialect, call_event, failure, side_error, validate_arguments
-from ._toolcall import call_too_large
+from ._base import Dialect
 
 __all__ = [
     "CALLS_BEGIN",
@@ -170,7 +166,7 @@ def _partial(buf: str, pos: int, markers: Sequence[str]) -> int:
     """Length of the longest end of ``buf[pos:]`` that begins one of ``markers``."""
     longest = 0
     for marker in markers:
-        k = longest_prefix_suffix(buf, pos, marker)
+        k = Reader.cut_marker(buf, pos, marker)
         if k > longest:
             longest = k
     return longest
@@ -245,10 +241,7 @@ class _SectionReader:
         context = self.context
         call = _Call(
             start=at,
-            call=CallContext(
-                context,
-                context.next_call_index(),
-            ),
+            call=CallContext(context),
         )
         self.calls.append(call)
         self.current = call
@@ -260,9 +253,7 @@ class _SectionReader:
         call.name = name
         if name in call.call.tool_registry:
             call.announced = True
-            out.append(
-                ToolCallStartEvent(tool_name=name, call_index=call.call.call_index, span=span)
-            )
+            out.append(call.call.start(name, span))
 
     def _close_call(self, end: int) -> None:
         if self.current is not None:
@@ -532,9 +523,7 @@ class ToolCallsReader(_SectionReader):
         if call.announced and call.call.emit_deltas:
             piece = buf[start:end]
             span = (base + start, base + end)
-            out.append(
-                _fast_arguments_delta(call.name or "", piece, call.call.call_index, None, span)
-            )
+            out.append(call.call.arguments_delta(call.name or "", piece, span))
 
     def fast_path(self) -> FastData | None:
         """Inside the JSON arguments (a string, a nested value), nothing is held."""
@@ -606,7 +595,7 @@ class ToolCallsReader(_SectionReader):
         result = validate_arguments(
             name, model, arguments, validate=call.call.config.enable_xml_validation
         )
-        return call_event(call.call, name, result, tile)
+        return call.call.call(name, result, tile)
 
     def _malformed(self, call: _Call, tile: PluginBlock, why: str) -> list[ParseEvent]:
         call.why = why
@@ -733,8 +722,7 @@ class DsmlReader(_SectionReader):
             return
         if not known:
             out.append(
-                side_error(
-                    call.call,
+                call.call.side_error(
                     ErrorType.UNKNOWN_PARAM,
                     f"tool {call.name!r} has no parameter {name!r}; it is ignored "
                     f"(parameters: {', '.join(sorted(self._known)) or 'none'})",
@@ -744,8 +732,7 @@ class DsmlReader(_SectionReader):
             )
         elif name in call.params:
             out.append(
-                side_error(
-                    call.call,
+                call.call.side_error(
                     ErrorType.DUPLICATE_PARAM,
                     f"parameter {name!r} of tool {call.name!r} is given twice; the last value wins",
                     span,
@@ -805,12 +792,8 @@ class DsmlReader(_SectionReader):
         self._value_to = base + end
         if call.announced and call.call.emit_deltas:
             out.append(
-                _fast_param_delta(
-                    call.name or "",
-                    self._param,
-                    buf[start:end],
-                    call.call.call_index,
-                    (base + start, base + end),
+                call.call.param_delta(
+                    call.name or "", self._param, buf[start:end], (base + start, base + end)
                 )
             )
 
@@ -858,7 +841,7 @@ class DsmlReader(_SectionReader):
                 value = f"\n{value}\r\n"
             values[param] = value
         result = xml_parser.build_instance(name, values)
-        return call_event(call.call, name, result, tile)
+        return call.call.call(name, result, tile)
 
 
 # --- the plugins -------------------------------------------------------------------------------

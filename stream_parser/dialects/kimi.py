@@ -72,7 +72,6 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from ..core.dialect_registry import ThinkingFormat
 from ..core.events import (
     ErrorType,
     FramingEvent,
@@ -80,19 +79,25 @@ from ..core.events import (
     Span,
     ToolArgumentsDeltaEvent,
     ToolCallEvent,
-    ToolCallStartEvent,
-    _fast_arguments_delta,
-    _fast_param_delta,
 )
-from ..core.json_scan import JsonScanner
-from ..core.kit import register
-from ..core.plugins import FastData, ParsePlugin, PluginBlock, refuse_chunk, tag_stop
-from ..core.scan import longest_prefix_suffix
-from ..core.value_run import ValueRun
+from ..core.kit import (
+    CallContext,
+    FastData,
+    JsonScanner,
+    ParsePlugin,
+    PluginBlock,
+    Reader,
+    ReaderPlugin,
+    ThinkingFormat,
+    ValueRun,
+    failure,
+    refuse_chunk,
+    register,
+    tag_stop,
+)
 from ..errors import ConfigError
 from ..schema.coerce import coerce_value
-from ._base import BlockReader, CallContext, Dialect, failure, side_error, validate_arguments
-from ._toolcall import ReaderPlugin
+from ._base import Dialect
 
 if TYPE_CHECKING:
     from ..schema.validation import ToolBuildResult
@@ -241,18 +246,13 @@ def _built(
 
 
 def _unknown(call: CallContext, name: str, block: PluginBlock) -> list[ParseEvent]:
-    known = ", ".join(sorted(call.tool_registry)) or "none"
-    return failure(
-        ErrorType.UNKNOWN_TOOL,
-        f"unknown tool {name!r} (registered: {known}); the call is not executed",
-        block,
-    )
+    return call.unknown_tool(name, block)
 
 
 # === K2 ================================================================================
 
 
-class KimiK2Reader(BlockReader):
+class KimiK2Reader(Reader):
     """Reads one K2 call: ``functions.NAME:IDX<|tool_call_argument_begin|>{...}``."""
 
     def __init__(self, call: CallContext) -> None:
@@ -296,14 +296,7 @@ class KimiK2Reader(BlockReader):
         self._call_id = header.strip(_WS)
         if name in self.call.tool_registry:
             self.announced = True
-            out.append(
-                ToolCallStartEvent(
-                    tool_name=name,
-                    call_index=self.call.call_index,
-                    call_id=self._call_id,
-                    span=span,
-                )
-            )
+            out.append(self.call.start(name, span, self._call_id))
 
     def _follow(self, data: str, start: int, out: list[ParseEvent]) -> None:
         """Follow the JSON structure; stream the value's text while it lasts."""
@@ -373,9 +366,7 @@ class KimiK2Reader(BlockReader):
             value = {}  # a call without arguments
         if not isinstance(value, dict):
             return self._malformed(f"the arguments of {name!r} are not a JSON object", block)
-        result = validate_arguments(
-            name, model, value, validate=self.call.config.enable_xml_validation
-        )
+        result = self.call.validate(name, model, value)
         return _built(self.call, name, result, block, header.strip(_WS))
 
     def _malformed(self, why: str, block: PluginBlock) -> list[ParseEvent]:
@@ -394,7 +385,7 @@ class KimiK2Reader(BlockReader):
 _HEADER, _BODY, _ELEMENT, _VALUE, _JSON, _MALFORMED = range(6)
 
 
-class KimiK3Reader(BlockReader):
+class KimiK3Reader(Reader):
     """Reads one K3 call: `` tool="NAME" index="N"<|sep|>`` and its argument elements."""
 
     def __init__(self, call: CallContext) -> None:
@@ -452,7 +443,7 @@ class KimiK3Reader(BlockReader):
             else:  # _VALUE or _JSON: up to the element's closing marker
                 close = _ARG_CLOSE if state == _VALUE else _JSON_CLOSE
                 found = buf.find(close, pos)
-                stop = found if found >= 0 else n - longest_prefix_suffix(buf, pos, close)
+                stop = found if found >= 0 else n - self.cut_marker(buf, pos, close)
                 self._take(buf, pos, stop, base, out)
                 if found < 0:
                     pos = stop
@@ -475,14 +466,7 @@ class KimiK3Reader(BlockReader):
             self._state = _BODY
             if name in self.call.tool_registry:
                 self.announced = True
-                out.append(
-                    ToolCallStartEvent(
-                        tool_name=name,
-                        call_index=self.call.call_index,
-                        call_id=self._call_id,
-                        span=span,
-                    )
-                )
+                out.append(self.call.start(name, span, self._call_id))
             return
         attrs = {k: _unescape(v) for k, v in _ATTR.findall(text)}
         if text.startswith(_JSON_OPEN + " "):
@@ -514,10 +498,10 @@ class KimiK3Reader(BlockReader):
             why = (
                 f"tool {self._name!r} has no parameter {key!r}; it is ignored (parameters: {known})"
             )
-            out.append(side_error(call, ErrorType.UNKNOWN_PARAM, why, span, tag))
+            out.append(call.side_error(ErrorType.UNKNOWN_PARAM, why, span, tag))
         elif key in self._args:
             why = f"parameter {key!r} of tool {self._name!r} is given twice; the last value wins"
-            out.append(side_error(call, ErrorType.DUPLICATE_PARAM, why, span, tag))
+            out.append(call.side_error(ErrorType.DUPLICATE_PARAM, why, span, tag))
 
     def _take(self, buf: str, begin: int, end: int, base: int, out: list[ParseEvent]) -> None:
         """``buf[begin:end]`` is part of the open element's value: keep and stream it."""
@@ -529,7 +513,7 @@ class KimiK3Reader(BlockReader):
         piece = buf[begin:end]
         span = (base + begin, base + end)
         if self._state == _VALUE:
-            out.append(_fast_param_delta(self._name, self._key, piece, self.call.call_index, span))
+            out.append(self.call.param_delta(self._name, self._key, piece, span))
         else:
             out.append(
                 ToolArgumentsDeltaEvent(
@@ -568,17 +552,14 @@ class KimiK3Reader(BlockReader):
         """:meth:`feed` for a chunk of an argument's value without its closing marker."""
         self._run.end = end = start + len(data)
         if self._stream:
-            index = self._run.call_index
-            out.append(_fast_param_delta(self._name, self._key, data, index, (start, end)))
+            out.append(self.call.param_delta(self._name, self._key, data, (start, end)))
         return True
 
     def _plain_json(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`feed` for a chunk of a json element without its closing marker."""
         self._run.end = end = start + len(data)
         if self._stream:
-            span = (start, end)
-            index = self._run.call_index
-            out.append(_fast_arguments_delta(self._name, data, index, self._call_id, span))
+            out.append(self.call.arguments_delta(self._name, data, (start, end), self._call_id))
         return True
 
     def _end_value(self) -> None:
@@ -637,9 +618,7 @@ class KimiK3Reader(BlockReader):
                 key: _convert(model, key, kind, block.between(start, end))
                 for key, (kind, start, end) in self._args.items()
             }
-        result = validate_arguments(
-            name, model, arguments, validate=self.call.config.enable_xml_validation
-        )
+        result = self.call.validate(name, model, arguments)
         return _built(self.call, name, result, block, self._call_id)
 
 
