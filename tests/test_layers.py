@@ -143,20 +143,20 @@ DIALECT_CORE_IMPORTS = frozenset(
 )
 
 
-def _core_imports(source: str, module: str) -> set[str]:
-    """What ``source`` (the text of ``module``, a module of a package) imports of the core.
+def _core_imports(source: str, module: str, package: bool = False) -> set[str]:
+    """What ``source`` (the text of ``module``; ``package``: its ``__init__``) imports of the core.
 
     Each module imported (lazy and ``TYPE_CHECKING`` imports too), and ``module.name`` for
     each private name imported from a core module (a fast builder is not part of the kit).
     """
-    package = module.rpartition(".")[0].split(".")
+    parts = (module if package else module.rpartition(".")[0]).split(".")
     found: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("stream_parser.core"))
         elif isinstance(node, ast.ImportFrom):
-            parts = [*package[: len(package) - node.level + 1]] if node.level else []
-            target = ".".join([*parts, node.module] if node.module else parts)
+            base = parts[: len(parts) - node.level + 1] if node.level else []
+            target = ".".join([*base, node.module] if node.module else base)
             if not target.startswith("stream_parser.core"):
                 continue
             for alias in node.names:
@@ -172,8 +172,11 @@ DIALECT_MODULES = sorted(m for m in MODULES if m.startswith("stream_parser.diale
 
 @pytest.mark.parametrize("module", DIALECT_MODULES)
 def test_dialects_import_from_the_core_only_the_kit(module: str) -> None:
-    source = MODULES[module].read_text(encoding="utf-8")
-    outside = sorted(_core_imports(source, module) - DIALECT_CORE_IMPORTS)
+    path = MODULES[module]
+    source = path.read_text(encoding="utf-8")
+    outside = sorted(
+        _core_imports(source, module, path.name == "__init__.py") - DIALECT_CORE_IMPORTS
+    )
     assert not outside, f"{module} imports {outside} from the core (allowed: the kit, ...)"
 
 
@@ -181,6 +184,10 @@ def test_the_kit_rule_sees_a_private_import_and_a_lazy_one() -> None:
     module = "stream_parser.dialects.hermes"
     source = MODULES[module].read_text(encoding="utf-8")
     assert _core_imports(source, module) <= DIALECT_CORE_IMPORTS
+    package = "stream_parser.dialects.kimi"
+    assert _core_imports("from ...core.scan import x\n", package, package=True) == {
+        "stream_parser.core.scan"
+    }
     source += (
         "\n\ndef _late() -> None:\n    from ..core.scan import longest_prefix_suffix\n"
         "    from ..core.events import _fast_param_delta\n"
