@@ -73,9 +73,21 @@ from ...errors import ConfigError
 from .._base import Dialect
 from .k2 import KimiK2Plugin, KimiK2Reader, format_k2_call
 from .k3 import KimiK3Plugin, KimiK3Reader, format_k3_call
-from .markers import K2_FRAMING_TAGS, K3_FRAMING_TAGS, KIMI_THINKING, MAX_HEADER, k2_tool_name
+from .markers import (
+    CALL_END,
+    CLOSE,
+    K2_FRAMING_TAGS,
+    K3_FRAMING_TAGS,
+    KIMI_THINKING,
+    MAX_HEADER,
+    SEP,
+    k2_tool_name,
+)
 
 __all__ = [
+    "CALL_END",
+    "CLOSE",
+    "SEP",
     "K2_FRAMING_TAGS",
     "K3_FRAMING_TAGS",
     "KIMI_THINKING",
