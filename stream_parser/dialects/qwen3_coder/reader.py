@@ -1,22 +1,10 @@
-r"""The qwen3_coder dialect: XML-like function and parameter tags inside ``<tool_call>``.
+r"""The qwen3_coder reader: XML-like function and parameter tags inside ``<tool_call>``.
 
-Written by Qwen3-Coder (and served by vLLM's ``qwen3_coder`` parser)::
+It reads one wire format, whose rules (a value ends by what follows its closing tag; a
+missing ``</parameter>`` is recovered at a tag line) are one state machine: a cut would
+be an artificial seam through the value's states, so it stays whole, under 600 lines.
 
-    <tool_call>
-    <function=write_to_file>
-    <parameter=path>
-    src/app.py
-    </parameter>
-    <parameter=content>
-    print("hello")
-    </parameter>
-    </function>
-    </tool_call>
-
-Theory of operation
--------------------
-
-:class:`Qwen3CoderReader` is a small state machine over the block's content:
+Theory of operation.  :class:`Qwen3CoderReader` is a small state machine over the block's content:
 
 ``FUNCTION``
     Expects ``<function=NAME>`` (leading whitespace is skipped by the plugin).  Once the
@@ -63,45 +51,23 @@ A line break and the indentation after it are value as they come: the reader onl
 remembers that a line has begun (the run's ``line``), and if the line then opens a parameter,
 the value it ends loses that indentation (the line break stays, as the one the close
 would have followed).
-
-When the block closes, each value loses the format's framing: exactly one newline
-after ``<parameter=NAME>`` and one before ``</parameter>`` (``"\n    indented()\n\n"``
-is ``"    indented()\n"``), and nothing else.  Then the value rules of XML tool
-parameters apply, through
-:meth:`~stream_parser.core.xml_tools.XMLToolParser.build_instance`: raw parameters
-(``content``, ``diff``, ``ParserConfig.raw_params``, fields marked raw) arrive
-byte-exact, a value that is one CDATA section is unwrapped, scalars are stripped and
-converted by their fields' types.  A value that is ``null`` (whitespace around it aside)
-is None for a field whose type admits None, ``str | None`` included: the format writes
-None so, and vLLM's and llama.cpp's parsers read it back so.  For any other field it is
-the text ``null``.
-A parameter the tool does not have gives ``unknown_param`` and is dropped; one given
-twice (each closed) gives ``duplicate_param`` and the last value wins (rule 7).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
-from ..core.events import ErrorType, ParseEvent, Span
-from ..core.kit import (
+from ...core.events import ErrorType, ParseEvent
+from ...core.kit import (
     CallContext,
     FastData,
-    Framing,
     PluginBlock,
     Reader,
-    ReaderPlugin,
     StateHandler,
     ValueRun,
-    register,
     tag_stop,
 )
-from ._base import value_text
-from ._toolcall import ToolCallTagDialect
-
-__all__ = ["BareFunctionPlugin", "Qwen3CoderDialect", "Qwen3CoderReader"]
 
 _FUNCTION_OPEN: Final = "<function="
 _FUNCTION_CLOSE: Final = "</function>"
@@ -617,12 +583,8 @@ _WS: Final = " \t\r\n"
 def _unframe(raw: str) -> str:
     r"""A value without the format's framing newlines, and nothing else removed.
 
-    The framing is the newline after ``<parameter=NAME>`` and the one before
-    ``</parameter>`` (each ``\n`` or ``\r\n``), when they are there.
-
-    Example:
-        >>> _unframe("\n    indented()\n\n")
-        '    indented()\n'
+    The framing: the newline (``\n`` or ``\r\n``) after ``<parameter=NAME>`` and the
+    one before ``</parameter>``, when they are there: ``"\n  x()\n\n"`` is ``"  x()\n"``.
     """
     if raw.startswith("\r\n"):
         raw = raw[2:]
@@ -633,128 +595,3 @@ def _unframe(raw: str) -> str:
     if raw.endswith("\n"):
         return raw[:-1]
     return raw
-
-
-class Qwen3CoderDialect(ToolCallTagDialect):
-    """``<tool_call><function=NAME><parameter=P>...</parameter></function></tool_call>``.
-
-    Example:
-        >>> print(Qwen3CoderDialect().format_call("read_file", {"path": "a.py"}))
-        <tool_call>
-        <function=read_file>
-        <parameter=path>
-        a.py
-        </parameter>
-        </function>
-        </tool_call>
-    """
-
-    name = "qwen3_coder"
-    parameter_tags = True
-    block_reader = Qwen3CoderReader
-    first_chars = "<["
-    title = "<function=NAME> and <parameter=NAME> tags in <tool_call> tags (Qwen3-Coder)"
-
-    def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
-        """Write the call with each value on lines of its own, as Qwen3-Coder does.
-
-        Strings are verbatim; other values are JSON (None is ``null``).  The reader
-        removes the two framing newlines again: raw values (``content``, ``diff``...)
-        read back byte-exact, scalars stripped.
-
-        Raises:
-            ValueError: a value holds text the reader takes for the call's structure:
-                ``</parameter>`` followed by ``<parameter=`` or ``</function>``, a line
-                that starts with ``<parameter=``, or ``</function>`` followed by
-                ``</tool_call>``, ``<function=`` or ``<tool_call>``.
-        """
-        lines = ["<tool_call>", f"<function={tool_name}>"]
-        for param, value in args.items():
-            text = value_text(value)
-            if _ambiguous(text):
-                raise ValueError(
-                    f"parameter {param!r} of {tool_name!r} cannot be written in the "
-                    "qwen3_coder format: its value holds markup the reader would take "
-                    "for the call's structure (</parameter> followed by <parameter= or "
-                    "</function>, a line starting with <parameter=, or </function> "
-                    "followed by </tool_call>, <function= or <tool_call>)"
-                )
-            lines.append(f"<parameter={param}>\n{text}\n{_PARAM_CLOSE}")
-        lines += [_FUNCTION_CLOSE, "</tool_call>"]
-        return "\n".join(lines)
-
-    def _instructions(self) -> str:
-        return "qwen3_coder_instructions"
-
-
-_AMBIGUOUS: Final = re.compile(
-    r"</parameter>[ \t\r\n]*(?:<parameter=|</function>)"
-    r"|(?:^|\n)[ \t]*<parameter="
-    r"|</function>[ \t\r\n]*(?:<function=|<tool_call>|</tool_call>)"
-)
-
-
-def _ambiguous(text: str) -> bool:
-    """Would the reader take markup inside ``text`` for the structure of the call?"""
-    return _AMBIGUOUS.search(text) is not None
-
-
-class BareFunctionPlugin(ReaderPlugin):
-    """Reads a qwen3_coder call written without ``<tool_call>``: ``<function=NAME>``....
-
-    Qwen3-Coder models sometimes leave out the ``<tool_call>`` line.  Such a call opens
-    at a ``<function=NAME>`` that starts a line, when the next non-whitespace character
-    is ``<`` (the guard of rule 3 against prose that mentions the tag; not right after
-    a backtick either), and closes with its ``</function>``; a stray ``</tool_call>``
-    right after it (on the next line, say) belongs to it.  The content is read by
-    :class:`Qwen3CoderReader`, with the same rules as inside ``<tool_call>``.
-    ``ParserConfig(dialect="qwen3_coder")`` registers one.
-
-    Args:
-        framing: the dialect's framing; its ``before_call`` opens the block too.
-    """
-
-    name = "qwen3_coder_function"
-    start_tags: tuple[str, ...] = (_FUNCTION_OPEN,)
-    end_tag = _FUNCTION_CLOSE
-    line_start_only = True
-    next_chars = "<"
-    named_start = True
-    trailing = (_TOOL_CALL_CLOSE, "\n" + _TOOL_CALL_CLOSE)
-
-    reader = Qwen3CoderReader
-
-    def __init__(self, framing: Framing | None = None) -> None:
-        super().__init__()
-        if framing is not None and framing.before_call:
-            self.start_tags = (_FUNCTION_OPEN, framing.before_call + _FUNCTION_OPEN)
-
-    def on_start(self, tag: str, span: Span) -> list[ParseEvent]:
-        """Reserve the call's index; the reader reads ``<function=`` as it would inside."""
-        super().on_start(tag, span)
-        assert self._reader is not None
-        out: list[ParseEvent] = []
-        self._reader.feed(_FUNCTION_OPEN, span[1] - len(_FUNCTION_OPEN), out)
-        return out
-
-    def accepts_end(self) -> bool:
-        """Whether ``</function>`` ends the call (:meth:`Qwen3CoderReader.function_ends`)."""
-        reader = self._reader
-        return reader is None or (isinstance(reader, Qwen3CoderReader) and reader.function_ends())
-
-    def fast_path(self) -> FastData | None:
-        """The reader's fast path; ``</function>`` may end a value (see ``accepts_end``)."""
-        fast = super().fast_path()
-        return None if fast is None else (fast[0], fast[1], False)
-
-    def on_end(self, block: PluginBlock) -> list[ParseEvent]:
-        """The call, or an error event and the block's raw text."""
-        if self._reader is not None:
-            # The reader reads the end tag as it would inside <tool_call>.
-            self._reader.feed(_FUNCTION_CLOSE, block.span[1] - len(block.end_tag), [])
-        return super().on_end(block)
-
-
-# The plugin of its bare calls is defined after the dialect's writer, which it does not need.
-Qwen3CoderDialect.companion = BareFunctionPlugin
-register(Qwen3CoderDialect().record())
