@@ -19,9 +19,7 @@ LIMIT = 500
 SINGLE_FORMAT_LIMIT = 600
 # Families still to be cut: module -> its length today (a ceiling, not a goal).
 NOT_YET_CUT = {
-    "gpt_oss.py": 650,
     "llama.py": 770,
-    "mistral.py": 616,
 }
 MODULES = sorted(p.relative_to(DIALECTS).as_posix() for p in DIALECTS.rglob("*.py"))
 
