@@ -111,6 +111,7 @@ __all__ = [
     "dialect_record",
     "dialect_thinking",
     "failure",
+    "field_annotation",
     "model_patterns",
     "refuse_chunk",
     "register",
@@ -263,7 +264,13 @@ class CallContext:
             tool_name, model, arguments, validate=self.config.enable_xml_validation
         )
 
-    def call(self, tool_name: str, result: ToolBuildResult, block: PluginBlock) -> list[ParseEvent]:
+    def call(
+        self,
+        tool_name: str,
+        result: ToolBuildResult,
+        block: PluginBlock,
+        call_id: str | None = None,
+    ) -> list[ParseEvent]:
         """The outcome of a built call: the :class:`ToolCallEvent`, or ``invalid_params``."""
         if result.instance is None:
             return failure(
@@ -275,6 +282,7 @@ class CallContext:
                 tool_instance=result.instance,
                 raw=block.raw,
                 call_index=self.call_index,
+                call_id=call_id,
                 span=block.span,
             )
         ]
@@ -287,6 +295,25 @@ class CallContext:
             f"unknown tool {tool_name!r} (registered: {known}); the call is not executed",
             block,
         )
+
+
+def field_annotation(model: type[BaseModel], key: str) -> Any:
+    """The annotation of the field a key names (by name or alias), or Any.
+
+    For a format that writes a value as text and converts it by its field's type.
+
+    Example:
+        >>> from pydantic import BaseModel, Field
+        >>> class Weather(BaseModel):
+        ...     days: int = Field(alias="d")
+        >>> field_annotation(Weather, "d"), field_annotation(Weather, "x")
+        (<class 'int'>, typing.Any)
+    """
+    fields = model.model_fields
+    info = fields.get(key)
+    if info is None:
+        info = next((f for f in fields.values() if f.alias == key), None)
+    return Any if info is None else info.annotation
 
 
 StateHandler = Callable[[str, int, int, list[ParseEvent]], tuple[int, bool]]

@@ -76,6 +76,7 @@ from ..core.kit import (
     StateHandler,
     ThinkingFormat,
     ValueRun,
+    field_annotation,
     register,
     tag_stop,
 )
@@ -395,15 +396,6 @@ class GlmReader(Reader):
 # === values =============================================================================
 
 
-def _annotation(model: type[BaseModel], key: str) -> Any:
-    """The annotation of the field a key names (by name or alias), or Any."""
-    fields = model.model_fields
-    info = fields.get(key)
-    if info is None:
-        info = next((f for f in fields.values() if f.alias == key), None)
-    return Any if info is None else info.annotation
-
-
 def _union_members(annotation: Any) -> tuple[Any, ...]:
     """The members of a union annotation (``X | Y``, ``Optional[X]``); () otherwise."""
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
@@ -421,7 +413,7 @@ def _convert(model: type[BaseModel], key: str, raw: str) -> Any:
         >>> _convert(Weather, "city", "10001"), _convert(Weather, "days", " 3 ")
         ('10001', 3)
     """
-    annotation = _annotation(model, key)
+    annotation = field_annotation(model, key)
     if annotation is str:
         return raw
     members = _union_members(annotation)

@@ -42,9 +42,7 @@ from .markers import (
     MAX_HEADER,
     SECTION_BEGIN,
     SECTION_END,
-    _built,
     _decode_json,
-    _unknown,
     k2_tool_name,
 )
 
@@ -154,7 +152,7 @@ class KimiK2Reader(Reader):
             return self._malformed(f"the call id {header.strip(_WS)[:40]!r} names no tool", block)
         model = self.call.tool_registry.get(name)
         if model is None:
-            return _unknown(self.call, name, block)
+            return self.call.unknown_tool(name, block)
         if arguments.strip(_WS):
             value, unreadable = _decode_json(arguments)
             if unreadable:
@@ -164,7 +162,7 @@ class KimiK2Reader(Reader):
         if not isinstance(value, dict):
             return self._malformed(f"the arguments of {name!r} are not a JSON object", block)
         result = self.call.validate(name, model, value)
-        return _built(self.call, name, result, block, header.strip(_WS))
+        return self.call.call(name, result, block, header.strip(_WS))
 
     def _malformed(self, why: str, block: PluginBlock) -> list[ParseEvent]:
         return failure(

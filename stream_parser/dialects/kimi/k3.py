@@ -30,6 +30,7 @@ from ...core.kit import (
     ReaderPlugin,
     ValueRun,
     failure,
+    field_annotation,
 )
 from ...schema.coerce import coerce_value
 
@@ -51,11 +52,9 @@ from .markers import (
     MAX_HEADER,
     OPEN,
     SEP,
-    _built,
     _decode_json,
     _escape,
     _unescape,
-    _unknown,
 )
 
 # The reader's states.
@@ -276,7 +275,7 @@ class KimiK3Reader(Reader):
         name = self._name
         model = self.call.tool_registry.get(name)
         if model is None:
-            return _unknown(self.call, name, block)
+            return self.call.unknown_tool(name, block)
         if self._json is not None:
             text = block.between(*self._json)
             value, unreadable = _decode_json(text) if text.strip(_WS) else ({}, "")
@@ -296,16 +295,7 @@ class KimiK3Reader(Reader):
                 for key, (kind, start, end) in self._args.items()
             }
         result = self.call.validate(name, model, arguments)
-        return _built(self.call, name, result, block, self._call_id)
-
-
-def _annotation(model: type[BaseModel], key: str) -> Any:
-    """The annotation of the field a key names (by name or alias), or Any."""
-    fields = model.model_fields
-    info = fields.get(key)
-    if info is None:
-        info = next((f for f in fields.values() if f.alias == key), None)
-    return Any if info is None else info.annotation
+        return self.call.call(name, result, block, self._call_id)
 
 
 def _convert(model: type[BaseModel], key: str, kind: str, raw: str) -> Any:
@@ -314,7 +304,7 @@ def _convert(model: type[BaseModel], key: str, kind: str, raw: str) -> Any:
     ``type="string"`` is the raw text, converted only when the field is not a string;
     any other type is JSON (text that is not JSON is converted by the field's type).
     """
-    annotation = _annotation(model, key)
+    annotation = field_annotation(model, key)
     if kind != "string":
         value, unreadable = _decode_json(raw)
         if not unreadable:

@@ -6,21 +6,13 @@ import json
 import re
 from typing import TYPE_CHECKING, Final
 
-from ...core.events import (
-    ErrorType,
-    ParseEvent,
-    ToolCallEvent,
-)
 from ...core.kit import (
-    CallContext,
-    PluginBlock,
     ThinkingFormat,
-    failure,
     tag_stop,
 )
 
 if TYPE_CHECKING:
-    from ...schema.validation import ToolBuildResult
+    pass
 
 
 # --- K2 markers ------------------------------------------------------------------------
@@ -172,27 +164,3 @@ def _decode_json(text: str) -> tuple[object, str]:
     if rest:
         return None, f"has text after its JSON value: {rest[:20]!r}"
     return value, ""
-
-
-def _built(
-    call: CallContext, name: str, result: ToolBuildResult, block: PluginBlock, call_id: str | None
-) -> list[ParseEvent]:
-    """The call, or ``invalid_params`` and its raw text."""
-    if result.instance is None:
-        return failure(
-            ErrorType.INVALID_PARAMS, result.message, block, result.errors, call.call_index
-        )
-    return [
-        ToolCallEvent(
-            tool_name=name,
-            tool_instance=result.instance,
-            raw=block.raw,
-            call_index=call.call_index,
-            call_id=call_id,
-            span=block.span,
-        )
-    ]
-
-
-def _unknown(call: CallContext, name: str, block: PluginBlock) -> list[ParseEvent]:
-    return call.unknown_tool(name, block)
