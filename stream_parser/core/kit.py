@@ -136,7 +136,7 @@ def failure(
     Example:
         >>> block = PluginBlock("<c>", "</c>", "?", (0, 8))
         >>> [e.kind for e in failure(ErrorType.MALFORMED_TOOL, "not a call", block)]
-        ['parse_error', 'text']
+        ['error', 'text']
     """
     raw = block.raw
     return [
