@@ -127,3 +127,72 @@ def test_no_import_cycle() -> None:
     for node in sorted(graph):
         if node not in state:
             visit(node)
+
+
+# What a dialect may import from the core: the plugin author's kit, the events, the
+# configuration and the public XML converter.  Everything else of the core is reached
+# through the kit, so that a change inside the core does not ripple into the dialects.
+DIALECT_CORE_IMPORTS = frozenset(
+    {
+        "stream_parser.core.kit",
+        "stream_parser.core.events",
+        "stream_parser.core.config",
+        "stream_parser.core.xml_tools",
+        "stream_parser.core.xml_write",
+    }
+)
+
+
+def _core_imports(source: str, module: str, package: bool = False) -> set[str]:
+    """What ``source`` (the text of ``module``; ``package``: its ``__init__``) imports of the core.
+
+    Each module imported (lazy and ``TYPE_CHECKING`` imports too), and ``module.name`` for
+    each private name imported from a core module (a fast builder is not part of the kit).
+    """
+    parts = (module if package else module.rpartition(".")[0]).split(".")
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("stream_parser.core"))
+        elif isinstance(node, ast.ImportFrom):
+            base = parts[: len(parts) - node.level + 1] if node.level else []
+            target = ".".join([*base, node.module] if node.module else base)
+            if not target.startswith("stream_parser.core"):
+                continue
+            for alias in node.names:
+                candidate = f"{target}.{alias.name}"
+                found.add(candidate if candidate in MODULES else target)
+                if alias.name.startswith("_"):
+                    found.add(candidate)
+    return found
+
+
+DIALECT_MODULES = sorted(m for m in MODULES if m.startswith("stream_parser.dialects."))
+
+
+@pytest.mark.parametrize("module", DIALECT_MODULES)
+def test_dialects_import_from_the_core_only_the_kit(module: str) -> None:
+    path = MODULES[module]
+    source = path.read_text(encoding="utf-8")
+    outside = sorted(
+        _core_imports(source, module, path.name == "__init__.py") - DIALECT_CORE_IMPORTS
+    )
+    assert not outside, f"{module} imports {outside} from the core (allowed: the kit, ...)"
+
+
+def test_the_kit_rule_sees_a_private_import_and_a_lazy_one() -> None:
+    module = "stream_parser.dialects.hermes"
+    source = MODULES[module].read_text(encoding="utf-8")
+    assert _core_imports(source, module) <= DIALECT_CORE_IMPORTS
+    package = "stream_parser.dialects.kimi"
+    assert _core_imports("from ...core.scan import x\n", package, package=True) == {
+        "stream_parser.core.scan"
+    }
+    source += (
+        "\n\ndef _late() -> None:\n    from ..core.scan import longest_prefix_suffix\n"
+        "    from ..core.events import _fast_param_delta\n"
+    )
+    assert _core_imports(source, module) - DIALECT_CORE_IMPORTS == {
+        "stream_parser.core.scan",
+        "stream_parser.core.events._fast_param_delta",
+    }

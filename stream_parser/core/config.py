@@ -6,8 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
-from .dialect_names import check_dialect_names
-from .reasoning import dialect_thinking
+from .dialect_registry import check_dialect_names, dialect_thinking
 
 __all__ = ["DEFAULT_THINKING_TAGS", "ParserConfig"]
 

@@ -1,74 +1,98 @@
-"""Which plugin reads each dialect: a registry the core owns and the dialects fill.
+"""The dialect registry: one record per dialect, on one table the core owns.
 
-``ParserConfig(dialect=...)`` names the tool-call formats a model writes.  The core
-reads its own XML format itself; every other format is read by a
-:class:`~stream_parser.core.plugins.ParsePlugin` that the ``dialects`` layer defines.
-The core must not import that layer (it sits above the core), so the dialects register
-a *plugin factory* per dialect name here when they are imported, and the parser asks
-:func:`dialect_plugins` for the plugins of its configuration.  A built-in dialect's
-module is imported the first time its plugin or framing is asked for
-(:mod:`~stream_parser.core.dialect_names`), so that nothing pays for the dialects
-before it names one.
+Theory of operation.  ``ParserConfig(dialect=...)`` names the tool-call formats a model
+writes.  The core reads its own XML format itself; every other format is read by a
+:class:`~stream_parser.core.plugins.ParsePlugin` that the ``dialects`` layer defines.  The
+core must not import that layer (it sits above the core), so each dialect module
+*registers* a :class:`DialectRecord` here when it is imported: its name, the factory of
+its plugins, its framing, its reasoning format, whether its markers are special tokens,
+the model names that speak it, and the ``Dialect`` object that writes its calls.  Every
+question about a dialect -- which plugins a parser needs (:func:`dialect_plugins`), its
+framing (:func:`dialect_framing`), its reasoning (:func:`dialect_thinking`), which
+dialect a model speaks (:func:`model_patterns`), which tool names it carries
+(:func:`check_tool_names`) -- reads that one table.
 
-Dialects whose blocks open with the same tag (hermes and qwen3_coder both open with
-``<tool_call>``) must share one plugin, because a tag can be claimed only once: they
-register the same *plugin key*, and the factory of the first configured one builds the
-plugin for all of them.
+The built-in dialects are known before any of them is loaded: the table starts with a
+*stub* record per built-in name, which holds its module and its model-name patterns
+(:data:`BUILTIN_DIALECTS`).  The first question that needs more imports the module by
+name (:func:`load_dialects`), and the module's own record takes the stub's place; so
+``import stream_parser`` pays for no dialect, and the core never imports the layer by a
+statement (the floors keep pointing downward).
 
-A dialect also declares its *framing* (:class:`Framing`): the strings a chat template
-writes around blocks, such as the newline after ``<think>`` and the blank line after
-``</think>`` of the Qwen3 templates.  Framing belongs to the span of the block it frames,
-so text and thinking carry what the model meant and nothing is lost.  The framing of
-the configured dialects is active (:func:`dialect_framing`); the XML dialect declares
-none, so the default configuration reads every character as before.
+Dialects whose blocks open with the same tag (hermes, qwen3_coder and glm all open with
+``<tool_call>``) share one plugin, because a tag can be claimed only once: their records
+give the same ``plugin_key``, and the factory of the first configured one builds the
+plugin for all of them.  Dialects are combined only when their markers cannot be
+confused: two plugins of different keys that claim one start tag, or a dialect's
+thinking tag that is another dialect's call tag, make :func:`dialect_plugins` raise a
+``ConfigError`` naming both dialects.  Registering a name again replaces its record.
 
-A dialect may declare its *reasoning format* (:class:`ThinkingFormat`): its thinking
-tag pairs, whether its chat template writes the opening tag itself (the reply starts
-inside reasoning), and whether a reply may close reasoning with the closing tag alone.
-``ParserConfig`` takes the configured dialects' formats when the user sets no thinking
-tags (:func:`dialect_thinking`); an explicit setting always wins.
-
-Dialects are combined only when their markers cannot be confused: two plugins of
-different plugin keys that claim one start tag, or a dialect's thinking tag that is
-another dialect's call tag, make :func:`dialect_plugins` raise a ``ConfigError`` naming
-both dialects.
+A dialect's *framing* (:class:`Framing`) is the strings its chat template writes
+around blocks, such as the newline after ``<think>`` of the Qwen3 templates; it belongs
+to the span of the block it frames, so text and thinking carry what the model meant and
+nothing is lost.  The XML dialect declares none, so the default configuration reads
+every character as it is.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, TypeAlias
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from types import MappingProxyType
+from typing import Any, Final, Protocol, TypeAlias
 
 from ..errors import ConfigError
 from ..schema.names import XML_TOOL_NAME_PATTERN, XML_TOOL_NAME_RULE
-from . import dialect_names as _names
-from .dialect_names import check_dialect_names, dialect_names, load_dialects
-from .reasoning import _THINKING, ThinkingFormat, dialect_thinking
-
-if TYPE_CHECKING:
-    from .plugins import ParsePlugin
+from .reasoning import ThinkingFormat
 
 __all__ = [
+    "BUILTIN_DIALECTS",
     "NO_FRAMING",
     "QWEN3_FRAMING",
+    "XML_TOOL_NAMES",
+    "DialectPlugin",
+    "DialectRecord",
     "Framing",
+    "ModelPattern",
     "PluginFactory",
     "ThinkingFormat",
-    "XML_TOOL_NAMES",
     "ToolNameRule",
     "check_dialect_names",
     "check_tool_names",
     "dialect_framing",
     "dialect_names",
     "dialect_plugins",
+    "dialect_record",
     "dialect_thinking",
+    "load_dialects",
+    "model_patterns",
+    "register",
     "register_dialect",
+    "registered_records",
+    "unregister",
 ]
 
-PluginFactory: TypeAlias = "Callable[[tuple[str, ...]], ParsePlugin | Sequence[ParsePlugin] | None]"
+
+class DialectPlugin(Protocol):
+    """What the registry reads of a plugin (a :class:`~stream_parser.core.plugins.ParsePlugin`).
+
+    The registry does not import the plugin interface, which depends on the
+    configuration, which depends on the registry.
+    """
+
+    @property
+    def start_tags(self) -> tuple[str, ...]: ...  # noqa: D102
+
+    @property
+    def end_tag(self) -> str: ...  # noqa: D102
+
+
+PluginFactory: TypeAlias = (
+    "Callable[[tuple[str, ...]], DialectPlugin | Sequence[DialectPlugin] | None]"
+)
 """Builds new plugins for the configured dialects that share a plugin key (their names,
 in configuration order): one plugin, several, or None when no plugin is needed."""
 
@@ -102,10 +126,10 @@ class Framing:
         )
 
 
-NO_FRAMING: Framing = Framing()
+NO_FRAMING: Final = Framing()
 """No framing: every character is read as it is (the XML dialect)."""
 
-QWEN3_FRAMING: Framing = Framing(
+QWEN3_FRAMING: Final = Framing(
     thinking_open="\n", thinking_close="\n", after_thinking="\n\n", before_call="\n"
 )
 """The Qwen3 chat templates: ``<think>\n…\n</think>\n\n`` and ``\n<tool_call>``."""
@@ -124,32 +148,358 @@ class ToolNameRule:
     words: str
 
 
-XML_TOOL_NAMES: ToolNameRule = ToolNameRule(
+XML_TOOL_NAMES: Final = ToolNameRule(
     XML_TOOL_NAME_PATTERN, "an XML tag name: " + XML_TOOL_NAME_RULE
 )
 """The names the xml dialect carries: its calls are XML tags named after the tool."""
 
-# dialect -> its rule, for the dialects that cannot carry every valid name.
-_NAME_RULES: dict[str, ToolNameRule] = {"xml": XML_TOOL_NAMES}
+
+@dataclass(frozen=True, slots=True)
+class ModelPattern:
+    r"""A model name that speaks a dialect, and how that model writes its reasoning.
+
+    Names nest across families (``deepseek-r1-distill-qwen`` is a DeepSeek model,
+    ``hermes-3-llama-3.1`` a Hermes one), so every pattern has an explicit priority:
+    :func:`model_patterns` tries the higher first, and among equal ones the earlier
+    registered.
+
+    Attributes:
+        pattern: a regular expression searched in the lowercased last path segment of
+            the model's name.
+        priority: the order in which patterns are tried, highest first.  The built-in
+            patterns use 100 to 2,100; 0 (the default) tries a pattern after them all.
+        reasoning: the ``(start, end)`` tags of the model's reasoning, or None.
+        prefilled: the chat template writes the opening tag itself.
+
+    Example:
+        >>> ModelPattern(r"my-?model", 3000).priority
+        3000
+    """
+
+    pattern: str
+    priority: int = 0
+    reasoning: tuple[str, str] | None = None
+    prefilled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DialectRecord:
+    """Everything the package knows of one dialect, registered once (:func:`register`).
+
+    Attributes:
+        name: the name used in ``ParserConfig(dialect=...)``.
+        plugins: builds the plugins of the configured dialects of its ``plugin_key``
+            (:data:`PluginFactory`); None when the core reads the dialect itself.
+        plugin_key: dialects with the same key share one plugin (their blocks open with
+            the same tag); defaults to the name.
+        framing: the strings its chat template writes around blocks.
+        thinking: its reasoning format; None keeps the defaults.
+        special_tokens: its markers are special tokens of the model's tokenizer, which
+            servers drop from the text unless asked not to.
+        tool_names: the names its format can carry, when not every valid one.
+        model_patterns: the model names that speak it (:func:`model_patterns`).
+        dialect: the ``Dialect`` object that writes its calls (for prompts), or None.
+        block_reader: for a format read inside ``<tool_call>``: builds the reader of
+            one block (a :class:`~stream_parser.core.kit.Reader`); None otherwise.
+        first_chars: the first non-whitespace characters of the ``<tool_call>`` blocks
+            its reader reads: a set (``"<["``), a complement (``"^{<["``: a name), or
+            "" for what no other configured format claims.
+        companion: for a ``<tool_call>`` format, a plugin that reads its calls written
+            without ``<tool_call>`` (qwen3_coder's bare ``<function=NAME>``).
+        module: for a built-in dialect not loaded yet, the module of
+            ``stream_parser.dialects`` whose import registers its full record.
+    """
+
+    name: str
+    plugins: PluginFactory | None = None
+    plugin_key: str | None = None
+    framing: Framing = NO_FRAMING
+    thinking: ThinkingFormat | None = None
+    special_tokens: bool = False
+    tool_names: ToolNameRule | None = None
+    model_patterns: tuple[ModelPattern, ...] = ()
+    dialect: Any = None
+    block_reader: Callable[[Any], Any] | None = None
+    first_chars: str = ""
+    companion: Callable[[Framing], DialectPlugin] | None = None
+    module: str = field(default="", repr=False)
+
+    @property
+    def key(self) -> str | None:
+        """The plugin key of the dialect, None when it needs no plugin."""
+        if self.plugins is None:
+            return None
+        return self.plugin_key or self.name
+
+
+_SEP: Final = r"[-_. ]?"  # between a family's name and its version: "llama3.1", "llama-3.1"
+_THINK: Final = ("<think>", "</think>")
+
+
+def _patterns(*entries: tuple[int, str, tuple[str, str] | None, bool]) -> tuple[ModelPattern, ...]:
+    return tuple(
+        ModelPattern(pattern.replace("~", _SEP), priority, reasoning, prefilled)
+        for priority, pattern, reasoning, prefilled in entries
+    )
+
+
+# The built-in dialects: module in ``stream_parser.dialects`` and model names, known
+# before any is loaded.  The priorities keep the order in which names nest: DeepSeek's R1
+# distills carry "qwen" and "llama" but were trained on DeepSeek's template, Qwen3.5 and
+# later write Qwen3-Coder's format, Hermes-3-Llama is a Hermes model.
+_BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
+    "xml": ("", ()),
+    "deepseek": (
+        "deepseek",
+        _patterns((2100, r"deepseek~r1", _THINK, True), (2000, r"deepseek", _THINK, False)),
+    ),
+    "gpt_oss": ("gpt_oss", _patterns((1900, r"gpt~oss", None, False))),
+    "qwen3_coder": (
+        "qwen3_coder",
+        _patterns(
+            (1800, r"qwen3~coder", None, False),
+            (1700, r"qwen3[._][5-9](?![0-9])", _THINK, False),
+        ),
+    ),
+    "hermes": (
+        "hermes",
+        _patterns(
+            (1600, r"qwen3.*thinking", _THINK, True),
+            (1500, r"qwen3.*instruct~2507", None, False),
+            (1400, r"qwq", _THINK, True),
+            (1300, r"qwen3", _THINK, False),
+            (1200, r"qwen~2", None, False),
+            (1100, r"hermes~4", _THINK, False),
+            (1000, r"hermes~(?:2~pro|3)", None, False),
+        ),
+    ),
+    "gemma4": (
+        "gemma4",
+        _patterns((900, r"gemma~4(?![0-9])", ("<|channel>thought", "<channel|>"), False)),
+    ),
+    "kimi": (
+        "kimi",
+        _patterns(
+            (800, r"kimi~k2.*thinking", _THINK, True),
+            (700, r"kimi~k2", None, False),
+            (
+                600,
+                r"kimi~k[3-9](?![0-9])",
+                ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+                False,
+            ),
+        ),
+    ),
+    "glm": (
+        "glm",
+        _patterns(
+            (500, r"glm~(?:4[-_.]?[5-9](?![0-9b])|z1|[5-9](?![0-9b]))", _THINK, False),
+            (400, r"glm~4", None, False),
+        ),
+    ),
+    "mistral": (
+        "mistral",
+        _patterns(
+            (300, r"magistral", ("[THINK]", "[/THINK]"), False),
+            (200, r"mistral|ministral|mixtral|devstral|codestral", None, False),
+        ),
+    ),
+    "llama": ("llama", _patterns((100, r"llama~(?:3|4)(?![0-9])", None, False))),
+}
+
+BUILTIN_DIALECTS: Final[Mapping[str, str]] = MappingProxyType(
+    {name: module for name, (module, _) in _BUILTIN.items()}
+)
+"""The built-in dialect names -> their module in ``stream_parser.dialects`` ("" for the
+core's own XML format)."""
+
+
+# name -> record.  "xml" is the core's own format and needs no plugin: its record is
+# whole even when the dialects layer was never imported (the core used on its own).
+def _builtin_record(name: str) -> DialectRecord:
+    """A built-in dialect's record before its module loads (xml's is whole already)."""
+    if name == "xml":
+        return DialectRecord("xml", tool_names=XML_TOOL_NAMES)
+    module, patterns = _BUILTIN[name]
+    return DialectRecord(name, model_patterns=patterns, module=module)
+
+
+_DIALECTS: dict[str, DialectRecord] = {name: _builtin_record(name) for name in _BUILTIN}
+# The record each built-in module registered when it loaded (a module loads once).
+_LOADED: dict[str, DialectRecord] = {}
+
+# The package of the built-in dialects, spelt from this module's own name.
+_DIALECTS_PACKAGE: Final = __name__.rsplit(".", 2)[0] + ".dialects"
+
+
+def register(record: DialectRecord) -> None:
+    """Register a dialect's record: its name is known to ``ParserConfig`` from now on.
+
+    Registering a name again replaces its record.  A record of a built-in name that
+    gives no model patterns keeps the built-in ones.
+
+    Example:
+        >>> register(DialectRecord("plain_example"))
+        >>> "plain_example" in dialect_names()
+        True
+    """
+    if not record.name:
+        raise ConfigError("a dialect record needs a name")
+    if not record.model_patterns and record.name in _BUILTIN:
+        record = replace(record, model_patterns=_BUILTIN[record.name][1])
+    record = replace(record, module="")
+    old = _DIALECTS.get(record.name)
+    if old is not None and old.module:
+        _LOADED[record.name] = record
+    _DIALECTS[record.name] = record
+    _sorted_patterns.cache_clear()
+
+
+def register_dialect(
+    name: str,
+    plugin_key: str | None,
+    factory: PluginFactory,
+    framing: Framing = NO_FRAMING,
+    *,
+    thinking: ThinkingFormat | None = None,
+    tool_names: ToolNameRule | None = None,
+) -> None:
+    """Register a dialect by its parts (:func:`register` with a :class:`DialectRecord`).
+
+    Args:
+        name: the dialect's name.
+        plugin_key: dialects with the same key share one plugin; None when the dialect
+            needs no plugin (the factory is then never called).
+        factory: builds the plugin (see :data:`PluginFactory`).
+        framing: the strings its chat template writes around blocks.
+        thinking: its reasoning format; None keeps the defaults.
+        tool_names: the names its format can carry, when not every valid one.
+    """
+    register(
+        DialectRecord(
+            name,
+            plugins=None if plugin_key is None else factory,
+            plugin_key=plugin_key,
+            framing=framing,
+            thinking=thinking,
+            tool_names=tool_names,
+        )
+    )
+
+
+def unregister(name: str) -> None:
+    """Forget a registered dialect (a built-in one gets back its module's own record)."""
+    _DIALECTS.pop(name, None)
+    if name in _BUILTIN:
+        _DIALECTS[name] = _LOADED.get(name) or _builtin_record(name)
+    _sorted_patterns.cache_clear()
+
+
+def load_dialects(names: Iterable[str]) -> None:
+    """Import the modules of the named built-in dialects not loaded yet.
+
+    Importing a dialect's module registers its record.  Other names are left alone: the
+    caller reports the unknown ones.
+    """
+    registry = _DIALECTS
+    for name in names:
+        record = registry.get(name)
+        if record is not None and record.module:
+            importlib.import_module(f"{_DIALECTS_PACKAGE}.{record.module}")
+
+
+def dialect_record(name: str, *, writer: bool = False) -> DialectRecord:
+    """The record of a dialect, its module loaded first when it is a built-in one.
+
+    Args:
+        name: the dialect's name.
+        writer: the record must hold the ``Dialect`` that writes its calls (the xml
+            dialect's is defined in the ``dialects`` layer, loaded then).
+
+    Raises:
+        ConfigError: the name is not a known dialect, or a built-in module did not
+            register it.
+    """
+    load_dialects((name,))
+    record = _DIALECTS.get(name)
+    if record is not None and writer and record.dialect is None and name in _BUILTIN:
+        importlib.import_module(_DIALECTS_PACKAGE)
+        record = _DIALECTS.get(name)
+    if record is None:
+        check_dialect_names((name,))
+    if record is None or record.module:
+        raise ConfigError(f"dialect {name!r} did not register itself when it was loaded")
+    return record
+
+
+def registered_records() -> Mapping[str, DialectRecord]:
+    """Every record, read-only (built-in ones not loaded yet are stubs: ``module`` set)."""
+    return MappingProxyType(_DIALECTS)
+
+
+def dialect_names() -> tuple[str, ...]:
+    """Every known dialect name, sorted: the built-in ones and those registered."""
+    return tuple(sorted(_DIALECTS))
+
+
+def check_dialect_names(names: Iterable[str]) -> None:
+    """Raise the error of a name that is not a known dialect (none is loaded).
+
+    Raises:
+        ConfigError: a name is ``"auto"`` (which needs a model's name), or unknown; the
+            message lists the known names.
+    """
+    for name in names:
+        if name in _DIALECTS:
+            continue
+        if name == "auto":
+            raise ConfigError(
+                "dialect 'auto' needs the model's name, which a parser configuration does "
+                "not have: use ReActAgent(model, tools, dialect='auto') or "
+                "@llm_function(protocol='auto') / @llm_chat(protocol='auto'), which read "
+                "it from the model, or find the dialect with "
+                "stream_parser.dialect_for_model('<model name>').dialect"
+            )
+        raise ConfigError(f"unknown dialect {name!r} (known: {', '.join(dialect_names())})")
+
+
+def model_patterns() -> tuple[tuple[re.Pattern[str], str, ModelPattern], ...]:
+    """Every model-name pattern, in the order they are tried: ``(compiled, dialect, pattern)``.
+
+    Highest priority first; among equal priorities, the earlier registered dialect and
+    its earlier pattern.  Built-in patterns are known without loading their dialects.
+    """
+    return _sorted_patterns(tuple((n, r.model_patterns) for n, r in _DIALECTS.items()))
+
+
+@functools.lru_cache(maxsize=8)
+def _sorted_patterns(
+    entries: tuple[tuple[str, tuple[ModelPattern, ...]], ...],
+) -> tuple[tuple[re.Pattern[str], str, ModelPattern], ...]:
+    flat = [(name, p) for name, patterns in entries for p in patterns]
+    flat.sort(key=lambda item: -item[1].priority)  # stable: registration order in a tie
+    return tuple((re.compile(p.pattern), name, p) for name, p in flat)
 
 
 def check_tool_names(dialects: Sequence[str], names: Iterable[str]) -> None:
     """Refuse a tool whose name a dialect's format cannot carry.
 
     A parser calls this when it compiles its tools, unless its calls may also come
-    natively (``ParserConfig(native_tools=True)``, as a ``FunctionCallAgent``'s parser:
-    such a tool is then read from native calls only); a ``ReActAgent`` calls it when it
-    is made, so that the error comes before the first request.
+    natively (``ParserConfig(native_tools=True)``); a ``ReActAgent`` calls it when it is
+    made, so that the error comes before the first request.
 
     Raises:
         ConfigError: naming the tool, the dialect and its rule.
     """
-    if any(d not in _NAME_RULES for d in dialects):
-        # A dialect registers its rule when its module loads, on first use.
-        load_dialects(dialects)
-    rules = [(d, _NAME_RULES[d]) for d in dialects if d in _NAME_RULES]
+    load_dialects(dialects)
+    registry = _DIALECTS
+    rules = tuple(
+        (d, rule)
+        for d in dialects
+        if (record := registry.get(d)) is not None and (rule := record.tool_names) is not None
+    )
     if rules:
-        _check_names(tuple(rules), tuple(names))
+        _check_names(rules, tuple(names))
 
 
 @functools.lru_cache(maxsize=64)
@@ -167,61 +517,6 @@ def _check_names(rules: tuple[tuple[str, ToolNameRule], ...], names: tuple[str, 
                 )
 
 
-def _no_plugin(names: tuple[str, ...]) -> ParsePlugin | None:
-    return None
-
-
-# name -> (plugin key, factory).  "xml" is the core's own format and needs no plugin; it
-# is known even when the dialects layer was never imported (the core used on its own).
-_DIALECTS: dict[str, tuple[str | None, PluginFactory]] = {"xml": (None, _no_plugin)}
-
-
-def _registered() -> Collection[str]:
-    return _DIALECTS  # looked up at each call: a test may put a copy in its place
-
-
-# ParserConfig checks its names against this registry too.
-_names.registered = _registered
-# name -> framing, for the dialects that declare one.
-_FRAMING: dict[str, Framing] = {}
-
-
-def register_dialect(
-    name: str,
-    plugin_key: str | None,
-    factory: PluginFactory,
-    framing: Framing = NO_FRAMING,
-    *,
-    thinking: ThinkingFormat | None = None,
-    tool_names: ToolNameRule | None = None,
-) -> None:
-    """Make a dialect name known to ``ParserConfig(dialect=...)``.
-
-    Args:
-        name: the dialect's name.
-        plugin_key: dialects with the same key share one plugin; None when the dialect
-            needs no plugin (the factory is then never called).
-        factory: builds the plugin (see :data:`PluginFactory`).  Registering a name
-            again replaces its entry.
-        framing: the strings its chat template writes around blocks (:class:`Framing`).
-        thinking: its reasoning format (:class:`ThinkingFormat`); None keeps the
-            defaults (``DEFAULT_THINKING_TAGS``).
-        tool_names: the names its format can carry (:class:`ToolNameRule`), when not
-            every valid tool name; an agent speaking it refuses any other tool
-            (:func:`check_tool_names`), and its parser reads no call of one.
-    """
-    _DIALECTS[name] = (plugin_key, factory)
-    if tool_names is None:
-        _NAME_RULES.pop(name, None)
-    else:
-        _NAME_RULES[name] = tool_names
-    _FRAMING[name] = framing
-    if thinking is None:
-        _THINKING.pop(name, None)
-    else:
-        _THINKING[name] = thinking
-
-
 def dialect_framing(names: Sequence[str]) -> Framing:
     """The framing active for the named dialects: the first declared one of each kind.
 
@@ -229,28 +524,39 @@ def dialect_framing(names: Sequence[str]) -> Framing:
         ConfigError: a name is not a registered dialect.
     """
     framing = NO_FRAMING
-    load_dialects(names)
     for name in names:
-        _entry(name)
-        framing = framing.merge(_FRAMING.get(name, NO_FRAMING))
+        framing = framing.merge(dialect_record(name).framing)
     return framing
 
 
-def _entry(name: str) -> tuple[str | None, PluginFactory]:
-    """A registered dialect's entry (the caller loaded the built-in ones it names).
+def dialect_thinking(names: Sequence[str]) -> ThinkingFormat | None:
+    """The reasoning format of the named dialects, or None when none declares one.
 
-    Raises:
-        ConfigError: the name is not a known dialect.
+    The tag pairs of every declaring dialect, in configuration order (a start tag
+    declared twice keeps its first pair); ``prefilled`` and ``bare_close`` when any of
+    them says so.  Unknown names are skipped: the parser reports them.
     """
-    entry = _DIALECTS.get(name)
-    if entry is None:
-        check_dialect_names((name,))
-        # Known by name but not registered: a built-in module that did not register it.
-        raise ConfigError(f"dialect {name!r} did not register itself when it was loaded")
-    return entry
+    load_dialects(names)
+    registry = _DIALECTS
+    formats = [
+        fmt
+        for name in names
+        if (record := registry.get(name)) is not None and (fmt := record.thinking) is not None
+    ]
+    if not formats:
+        return None
+    pairs: dict[str, str] = {}
+    for fmt in formats:
+        for start, end in fmt.tags:
+            pairs.setdefault(start, end)
+    return ThinkingFormat(
+        tuple(pairs.items()),
+        prefilled=any(f.prefilled for f in formats),
+        bare_close=any(f.bare_close for f in formats),
+    )
 
 
-def dialect_plugins(names: Sequence[str]) -> list[ParsePlugin]:
+def dialect_plugins(names: Sequence[str]) -> list[DialectPlugin]:
     """New plugin instances for the named dialects.
 
     Dialects that share a plugin key get one plugin between them, built by the factory
@@ -263,13 +569,13 @@ def dialect_plugins(names: Sequence[str]) -> list[ParsePlugin]:
     """
     groups: dict[str, list[str]] = {}
     factories: dict[str, PluginFactory] = {}
-    load_dialects(names)
-    for name in names:
-        key, factory = _entry(name)
-        if key is not None:
-            groups.setdefault(key, []).append(name)
-            factories.setdefault(key, factory)
-    plugins: list[ParsePlugin] = []
+    records = [dialect_record(name) for name in names]
+    for record in records:
+        key = record.key
+        if key is not None and record.plugins is not None:
+            groups.setdefault(key, []).append(record.name)
+            factories.setdefault(key, record.plugins)
+    plugins: list[DialectPlugin] = []
     # A start tag -> the plugin key that claims it and the dialects of that key; the
     # tags (start or end) of the plugins -> the dialects that use them.
     starts: dict[str, tuple[str, tuple[str, ...]]] = {}
@@ -288,13 +594,13 @@ def dialect_plugins(names: Sequence[str]) -> list[ParsePlugin]:
                 if tag:
                     call_tags.setdefault(tag, tuple(members))
         plugins.extend(built)
-    for name in names:
-        fmt = _THINKING.get(name)
+    for record in records:
+        fmt = record.thinking
         for pair in fmt.tags if fmt is not None else ():
             for tag in pair:
                 if tag in call_tags:
                     how = "a thinking tag of the first, a call tag of the second"
-                    _clash((name,), call_tags[tag], tag, how)
+                    _clash((record.name,), call_tags[tag], tag, how)
     return plugins
 
 

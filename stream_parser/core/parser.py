@@ -41,7 +41,7 @@ from collections.abc import (
     Iterable,
     Iterator,
 )
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from ..errors import ConfigError, InternalError, ParserClosedError
 from .chunks import ChatDelta
@@ -164,7 +164,7 @@ class StreamToolParser:
         )
         self._plugins: list[ParsePlugin] = []
         for plugin in dialect_plugins(self.config.dialects):
-            self._add_plugin(plugin)
+            self._add_plugin(cast(ParsePlugin, plugin))  # the dialects' plugins are ParsePlugins
         for plugin in plugins:
             self._add_plugin(plugin)
         self._compile()

@@ -12,11 +12,10 @@ A *dialect* is one way of writing tool calls in text.  It has two faces:
   :meth:`Dialect.usage_instructions` explains the format, so that an agent whose model
   speaks the dialect can show it in its prompt.
 
-The readers of the ``<tool_call>`` plugin (:class:`BlockReader` subclasses) are fed the
-block's content piece by piece, keep only bounded state between pieces (no re-scan of
-what came before: linear time), and at the end turn the block into exactly one outcome:
-a :class:`~stream_parser.core.events.ToolCallEvent` spanning the block, or an error event
-followed by the block's raw text (:func:`failure`).  Nothing here raises on model text.
+Each dialect is registered once, as a record on the core's registry
+(:meth:`Dialect.record`, :func:`~stream_parser.core.kit.register`): the record's facts
+are the class attributes below, and the object itself writes the calls.  Its readers are
+built on the kit's one reader base (:class:`~stream_parser.core.kit.Reader`).
 """
 
 from __future__ import annotations
@@ -24,49 +23,26 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import Any, ClassVar, Final, cast
 
-from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from ..core.config import DEFAULT_THINKING_TAGS
-from ..core.dialect_registry import (
+from ..core.kit import (
     NO_FRAMING,
     XML_TOOL_NAMES,
+    DialectRecord,
     Framing,
+    ModelPattern,
+    ParsePlugin,
+    Reader,
     ThinkingFormat,
     ToolNameRule,
 )
-from ..core.events import (
-    ErrorType,
-    ParseErrorEvent,
-    ParseEvent,
-    TextOutputEvent,
-    ToolCallEvent,
-    shorten_context,
-)
 from ..core.xml_write import write_call
-from ..errors import StrictModeError
 from ..prompts.text import Templates, say
-from ..schema.validation import ToolBuildResult, validate_arguments
 
-if TYPE_CHECKING:
-    from ..core.config import ParserConfig
-    from ..core.plugins import FastData, ParsePlugin, PluginBlock, ValueRun
-    from ..core.xml_tools import XMLArgumentConverter
-
-__all__ = [
-    "BlockReader",
-    "CallContext",
-    "Dialect",
-    "XmlDialect",
-    "call_event",
-    "failure",
-    "side_error",
-    "validate_arguments",
-    "value_text",
-]
+__all__ = ["Dialect", "XmlDialect", "value_text"]
 
 _EXAMPLE_ARGS: Final[Mapping[str, Any]] = {"parameter_name": "value"}
 
@@ -103,6 +79,15 @@ class Dialect:
             (:class:`~stream_parser.core.dialect_registry.ToolNameRule`), when not every
             valid one; an agent speaking it refuses any other tool.  None: every valid
             name.
+        model_patterns: the model names that speak it
+            (:class:`~stream_parser.core.kit.ModelPattern`); the built-in dialects'
+            are known to the registry before their modules load.
+        block_reader: for a format read inside ``<tool_call>``: the reader of a block
+            (:class:`~stream_parser.core.kit.Reader`), chosen by ``first_chars``.
+        first_chars: the first characters of the ``<tool_call>`` blocks it reads (a
+            set, or ``^`` and a complement); "" for what no other format claims.
+        companion: for a ``<tool_call>`` format, a plugin (given the framing) that
+            reads its calls written without ``<tool_call>``.
     """
 
     name: ClassVar[str] = ""
@@ -113,6 +98,34 @@ class Dialect:
     special_tokens: ClassVar[bool] = False
     parameter_tags: ClassVar[bool] = False
     tool_names: ClassVar[ToolNameRule | None] = None
+    model_patterns: ClassVar[tuple[ModelPattern, ...]] = ()
+    block_reader: ClassVar[type[Reader] | None] = None
+    first_chars: ClassVar[str] = ""
+    companion: ClassVar[type[ParsePlugin] | None] = None
+
+    def record(self) -> DialectRecord:
+        """The dialect's record for the registry: its facts, and itself as the writer.
+
+        Example:
+            >>> record = XmlDialect().record()
+            >>> record.name, record.key, record.tool_names is not None
+            ('xml', None, True)
+        """
+        return DialectRecord(
+            self.name,
+            plugins=None if self.plugin_key is None else self.make_plugin,
+            plugin_key=self.plugin_key,
+            framing=self.framing,
+            thinking=self.thinking,
+            special_tokens=self.special_tokens,
+            tool_names=self.tool_names,
+            model_patterns=self.model_patterns,
+            dialect=self,
+            block_reader=self.block_reader,
+            first_chars=self.first_chars,
+            # A companion's class takes the dialect's framing (BareFunctionPlugin).
+            companion=cast("Callable[[Framing], ParsePlugin] | None", self.companion),
+        )
 
     def make_plugin(self, names: tuple[str, ...]) -> ParsePlugin | Sequence[ParsePlugin] | None:
         """New plugins that read this dialect and the others of ``names``.
@@ -228,186 +241,3 @@ def value_text(value: Any) -> str:
     if isinstance(jsonable, str):
         return jsonable
     return json.dumps(jsonable, ensure_ascii=False)
-
-
-@dataclass(slots=True)
-class CallContext:
-    """What a block reader needs of the parser for one ``<tool_call>`` block.
-
-    Attributes:
-        tool_registry: tool name -> Pydantic model of its arguments.
-        xml_parser: converts raw parameter strings to a model instance.
-        config: the parser's configuration.
-        call_index: the index reserved for this call.
-    """
-
-    tool_registry: Mapping[str, type[BaseModel]]
-    xml_parser: XMLArgumentConverter
-    config: ParserConfig
-    call_index: int
-
-    @property
-    def emit_deltas(self) -> bool:
-        """Whether delta events are wanted."""
-        return self.config.emit_deltas
-
-
-class BlockReader:
-    """Reads the content of one block in one format, piece by piece.
-
-    The plugin calls :meth:`feed` with each piece of content in order (leading
-    whitespace already skipped), :meth:`accepts_end` when the end tag follows, and
-    :meth:`finish` once when the block closed.  Every answer depends only on the
-    characters fed so far, never on how they were cut.
-    """
-
-    def __init__(self, call: CallContext) -> None:
-        self.call = call
-        self.announced = False  # a ToolCallStartEvent was sent for the call
-
-    @property
-    def error_index(self) -> int | None:
-        """The ``call_index`` for the block's error events: set once it was announced."""
-        return self.call.call_index if self.announced else None
-
-    def feed(self, data: str, start: int, out: list[ParseEvent]) -> None:
-        """Take the next piece of content; ``start`` is its offset in the stream."""
-        raise NotImplementedError
-
-    def accepts_end(self) -> bool:
-        """Whether the end tag that follows the content fed so far closes the block."""
-        return True
-
-    def fast_path(self) -> FastData | None:
-        """The plugin's fast path for what may be fed next (``ParsePlugin.fast_path``).
-
-        None (the default) feeds every piece through :meth:`feed`.
-        """
-        return None
-
-    def value_run(self) -> ValueRun | None:
-        """The open value the core may stream itself (``ParsePlugin.value_run``).
-
-        Asked right after :meth:`fast_path`; None (the default) leaves every chunk to it.
-        """
-        return None
-
-    def finish(self, block: PluginBlock) -> list[ParseEvent]:
-        """The closed block's outcome: a call, or an error and the raw text."""
-        raise NotImplementedError
-
-
-def failure(
-    error_type: ErrorType,
-    message: str,
-    block: PluginBlock,
-    details: tuple[dict[str, Any], ...] = (),
-    call_index: int | None = None,
-) -> list[ParseEvent]:
-    """A block that does not make a call: an error event, then its raw text.
-
-    ``call_index`` ties the error to a call that was announced with that index.
-    """
-    raw = block.raw
-    return [
-        ParseErrorEvent(
-            error_type=error_type.value,
-            message=message,
-            context=shorten_context(raw),
-            details=details,
-            call_index=call_index,
-            span=block.span,
-        ),
-        TextOutputEvent(text=raw, span=block.span),
-    ]
-
-
-def side_error(
-    call: CallContext, error_type: ErrorType, message: str, span: tuple[int, int], context: str
-) -> ParseErrorEvent:
-    """An error that does not end the block (unknown or repeated parameter).
-
-    Raises:
-        StrictModeError: the parser is in strict mode.
-    """
-    event = ParseErrorEvent(
-        error_type=error_type.value,
-        message=message,
-        context=shorten_context(context),
-        call_index=call.call_index,
-        span=span,
-    )
-    if call.config.strict:
-        raise StrictModeError(event)
-    return event
-
-
-def call_event(
-    call: CallContext, tool_name: str, result: ToolBuildResult, block: PluginBlock
-) -> list[ParseEvent]:
-    """The outcome of a built call: the :class:`ToolCallEvent`, or ``invalid_params``."""
-    if result.instance is None:
-        return failure(
-            ErrorType.INVALID_PARAMS, result.message, block, result.errors, call.call_index
-        )
-    return [
-        ToolCallEvent(
-            tool_name=tool_name,
-            tool_instance=result.instance,
-            raw=block.raw,
-            call_index=call.call_index,
-            span=block.span,
-        )
-    ]
-
-
-StateHandler = Callable[[str, int, int, list[ParseEvent]], tuple[int, bool]]
-"""One state of a :class:`HeldStateReader`: ``(buf, pos, base, out) -> (pos, done)``."""
-
-
-class HeldStateReader(BlockReader):
-    """A :class:`BlockReader` run as a state machine over held text.
-
-    Each piece fed is appended to what the last piece left undecided (the hold), and the
-    handler of the current state consumes what it can decide from ``pos``: it returns the
-    new position and whether it must wait for more input (done) or the next state's
-    handler goes on.  What is left undecided is held, with its offset in the stream, for
-    the next piece.  Once the state is ``malformed_state`` everything fed is dropped.
-
-    Subclasses set ``malformed_state`` and fill ``_handlers`` (a state to its handler).
-    """
-
-    malformed_state: ClassVar[int]
-
-    def __init__(self, call: CallContext) -> None:
-        super().__init__(call)
-        self._state = 0
-        self._hold = ""
-        self._hold_start = 0
-        # The content fed so far ends with the call's closing tag and whitespace inside a
-        # value: the block's end tag, if it comes next, closes the value and the call.
-        self._pending_end = False
-        self._handlers: dict[int, StateHandler] = {}
-
-    def feed(self, data: str, start: int, out: list[ParseEvent]) -> None:
-        """Run the state machine over the hold and ``data``; keep what is undecided."""
-        malformed = self.malformed_state
-        if self._state == malformed:
-            return
-        self._pending_end = False
-        if self._hold:
-            buf = self._hold + data
-            base = self._hold_start
-        else:
-            buf = data
-            base = start
-        pos = 0
-        n = len(buf)
-        handlers = self._handlers
-        done = False
-        while pos < n and not done:
-            pos, done = handlers[self._state](buf, pos, base, out)
-        if self._state == malformed:
-            pos = n
-        self._hold = buf[pos:]
-        self._hold_start = base + pos

@@ -11,8 +11,10 @@ template writes tool calls in, and how the model writes its reasoning.  ``"auto"
 Theory of operation.  The name is lowercased and cut to its last path segment (the
 organisation and ``hf.co/owner/`` prefixes say nothing about the format; a GGUF
 re-packager's name would mislead), and the patterns of :data:`MODEL_PATTERNS` are tried
-in order; the first that matches anywhere in it wins.  The table goes from the most
-specific to the most general, because names nest: ``qwen3-coder`` before ``qwen3``,
+in order; the first that matches anywhere in it wins.  Each pattern is part of its
+dialect's record on the registry (the built-in ones are known before any dialect loads),
+with an explicit priority that orders the table from the most specific to the most
+general, because names nest: ``qwen3-coder`` before ``qwen3``,
 ``deepseek-r1-distill-qwen`` (a Qwen model trained on DeepSeek's template) before
 ``qwen``, ``hermes-3-llama-3.1`` before ``llama``.  The separators between a family's
 name and its version vary (``llama3.1``, ``Llama-3.1``, ``llama_3_1``), so the patterns
@@ -69,12 +71,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, overload
 
 from ..core.config import DEFAULT_THINKING_TAGS, ParserConfig
-from ..core.dialect_registry import dialect_names
-from ..core.reasoning import dialect_thinking
+from ..core.kit import ModelPattern, dialect_names, dialect_thinking, model_patterns
 from ..errors import ConfigError
 
 __all__ = [
@@ -112,41 +114,47 @@ class ModelDialect:
     prefilled_reasoning: bool = False
 
 
-# Separators between a family's name and its version: "llama3.1", "llama-3.1", "llama_3_1".
-_SEP: Final = r"[-_. ]?"
-_THINK: Final = ("<think>", "</think>")
-_K3_THINK: Final = ("<|open|>think<|sep|>", "<|close|>think<|sep|>")
+class _ModelPatterns(Sequence[tuple[re.Pattern[str], ModelDialect]]):
+    """``(pattern, result)`` pairs in the order they are tried: a view of the registry."""
 
-MODEL_PATTERNS: Final[tuple[tuple[re.Pattern[str], ModelDialect], ...]] = tuple(
-    (re.compile(pattern.replace("~", _SEP)), found)
-    for pattern, found in (
-        # DeepSeek first: its R1 distills carry "qwen" and "llama" in their names but
-        # were trained on DeepSeek's chat template.
-        (r"deepseek~r1", ModelDialect("deepseek", _THINK, prefilled_reasoning=True)),
-        (r"deepseek", ModelDialect("deepseek", _THINK)),
-        (r"gpt~oss", ModelDialect("gpt_oss")),
-        (r"qwen3~coder", ModelDialect("qwen3_coder")),
-        # Qwen3.5 and later write their calls in Qwen3-Coder's XML form.
-        (r"qwen3[._][5-9](?![0-9])", ModelDialect("qwen3_coder", _THINK)),
-        (r"qwen3.*thinking", ModelDialect("hermes", _THINK, prefilled_reasoning=True)),
-        (r"qwen3.*instruct~2507", ModelDialect("hermes")),
-        (r"qwq", ModelDialect("hermes", _THINK, prefilled_reasoning=True)),
-        (r"qwen3", ModelDialect("hermes", _THINK)),
-        (r"qwen~2", ModelDialect("hermes")),
-        (r"hermes~4", ModelDialect("hermes", _THINK)),
-        (r"hermes~(?:2~pro|3)", ModelDialect("hermes")),
-        (r"gemma~4(?![0-9])", ModelDialect("gemma4", ("<|channel>thought", "<channel|>"))),
-        (r"kimi~k2.*thinking", ModelDialect("kimi", _THINK, prefilled_reasoning=True)),
-        (r"kimi~k2", ModelDialect("kimi")),
-        (r"kimi~k[3-9](?![0-9])", ModelDialect("kimi", _K3_THINK)),
-        (r"glm~(?:4[-_.]?[5-9](?![0-9b])|z1|[5-9](?![0-9b]))", ModelDialect("glm", _THINK)),
-        (r"glm~4", ModelDialect("glm")),
-        (r"magistral", ModelDialect("mistral", ("[THINK]", "[/THINK]"))),
-        (r"mistral|ministral|mixtral|devstral|codestral", ModelDialect("mistral")),
-        (r"llama~(?:3|4)(?![0-9])", ModelDialect("llama")),
+    def _pairs(self) -> tuple[tuple[re.Pattern[str], ModelDialect], ...]:
+        return _pairs(model_patterns())
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[re.Pattern[str], ModelDialect]: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[tuple[re.Pattern[str], ModelDialect]]: ...
+    def __getitem__(
+        self, index: int | slice
+    ) -> tuple[re.Pattern[str], ModelDialect] | Sequence[tuple[re.Pattern[str], ModelDialect]]:
+        return self._pairs()[index]
+
+    def __len__(self) -> int:
+        return len(self._pairs())
+
+    def __iter__(self) -> Iterator[tuple[re.Pattern[str], ModelDialect]]:
+        return iter(self._pairs())
+
+
+_Patterns = tuple[tuple[re.Pattern[str], str, ModelPattern], ...]
+# The registry's last patterns and their results: rebuilt only when the registry changed.
+_last: list[tuple[_Patterns, tuple[tuple[re.Pattern[str], ModelDialect], ...]]] = []
+
+
+def _pairs(patterns: _Patterns) -> tuple[tuple[re.Pattern[str], ModelDialect], ...]:
+    """The registry's patterns with their results."""
+    if _last and _last[0][0] is patterns:
+        return _last[0][1]
+    found = tuple(
+        (compiled, ModelDialect(name, p.reasoning, p.prefilled)) for compiled, name, p in patterns
     )
-)
-"""(pattern, result) pairs, tried in order on the lowercased last segment of a name."""
+    _last[:] = [(patterns, found)]
+    return found
+
+
+MODEL_PATTERNS: Final[Sequence[tuple[re.Pattern[str], ModelDialect]]] = _ModelPatterns()
+"""(pattern, result) pairs, tried in order on the lowercased last segment of a name: a
+view of the registry's records (``ModelPattern``, by priority)."""
 
 
 def dialect_for_model(model_name: str) -> ModelDialect | None:
@@ -173,7 +181,7 @@ def dialect_for_model(model_name: str) -> ModelDialect | None:
     name = model_name.strip().rstrip("/").rsplit("/", 1)[-1].lower()
     if not name:
         return None
-    for pattern, found in MODEL_PATTERNS:
+    for pattern, found in _pairs(model_patterns()):
         if pattern.search(name):
             return found
     return None

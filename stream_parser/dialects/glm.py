@@ -61,26 +61,28 @@ import json
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 from pydantic import BaseModel
 
-from ..core.dialect_registry import Framing, ThinkingFormat
-from ..core.events import ErrorType, ParseEvent, ToolCallStartEvent, _fast_param_delta
-from ..core.plugins import FastData, PluginBlock, tag_stop
-from ..core.value_run import ValueRun
-from ..schema.coerce import coerce_value
-from ._base import (
+from ..core.events import ErrorType, ParseEvent
+from ..core.kit import (
     CallContext,
-    HeldStateReader,
-    call_event,
-    failure,
-    side_error,
-    validate_arguments,
-    value_text,
+    FastData,
+    Framing,
+    PluginBlock,
+    Reader,
+    StateHandler,
+    ThinkingFormat,
+    ValueRun,
+    field_annotation,
+    register,
+    tag_stop,
 )
-from ._toolcall import ToolCallTagDialect, register_reader
+from ..schema.coerce import coerce_value
+from ._base import value_text
+from ._toolcall import ToolCallTagDialect
 
 __all__ = ["GLM_FRAMING", "GLM_THINKING", "GlmDialect", "GlmReader"]
 
@@ -100,8 +102,6 @@ _WS_RUN: Final = re.compile(r"[ \t\r\n]*")
 _HAS_WS: Final = re.compile(r"[ \t\r\n]")
 
 _NAME, _BODY, _KEY, _BETWEEN, _VALUE, _MALFORMED = range(6)
-_Handler = Callable[[str, int, int, list[ParseEvent]], tuple[int, bool]]
-"""A state's handler: ``(buf, pos, base, out) -> (new pos, wait for more input)``."""
 
 GLM_FRAMING: Final = Framing(after_thinking="\n", before_call="\n")
 """The GLM-4.5 template: ``<think>…</think>\n`` before the text, ``\n<tool_call>``."""
@@ -131,14 +131,14 @@ def _cut_close(buf: str, pos: int) -> int:
     return 0
 
 
-class GlmReader(HeldStateReader):
+class GlmReader(Reader):
     """Reads one glm block: ``NAME<arg_key>k</arg_key><arg_value>v</arg_value>…``."""
 
     malformed_state = _MALFORMED
 
     def __init__(self, call: CallContext) -> None:
         super().__init__(call)
-        self._state = _NAME
+        self.state = _NAME
         self._ws_cap = call.config.buffer_keep_size
         self._name: list[str] = []
         self._name_len = 0
@@ -158,30 +158,15 @@ class GlmReader(HeldStateReader):
         # The open value (its tool, name, call index and end), which the core streams
         # itself while it is plain: armed only for a known parameter, nothing held.
         self._run = ValueRun(_RUN_STOP)
-        # The content fed so far ends with "</arg_value>" and whitespace inside a value:
-        # the block's end tag, if it comes next, closes the value and the call.
-        self._pending_end = False
-        self._why = ""
-        self._handlers: dict[int, _Handler] = {
+        self.handlers: dict[int, StateHandler] = {
             _NAME: self._in_name,
             _BODY: self._in_body,
             _KEY: self._in_key,
             _BETWEEN: self._in_between,
             _VALUE: self._in_value,
-            _MALFORMED: self._in_malformed,
         }
 
     # --- streaming -----------------------------------------------------------------------
-
-    def _malformed(self, why: str) -> tuple[int, bool]:
-        self._state = _MALFORMED
-        self._why = why
-        return 0, True
-
-    def _in_malformed(
-        self, buf: str, pos: int, base: int, out: list[ParseEvent]
-    ) -> tuple[int, bool]:
-        return len(buf), True
 
     def _in_name(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         lt = buf.find("<", pos)
@@ -190,27 +175,21 @@ class GlmReader(HeldStateReader):
         self._name.append(piece)
         self._name_len += len(piece)
         if self._name_len > _NAME_MAX:
-            return self._malformed("the tool's name is too long")
+            return self.malformed("the tool's name is too long")
         if lt < 0:
             return stop, True
         found = _tag_at(buf, lt, _KEY_OPEN)
         if found is None:
             return lt, True
         if not found:
-            return self._malformed("expected <arg_key> after the tool's name")
+            return self.malformed("expected <arg_key> after the tool's name")
         if not self._take_name():
-            return self._malformed("the tool's name is empty or holds whitespace")
+            return self.malformed("the tool's name is empty or holds whitespace")
         if self._registered:
             self.announced = True
             raw = "".join(self._name)
             end = base + lt - (len(raw) - len(raw.rstrip(_WS)))  # the name's last character
-            out.append(
-                ToolCallStartEvent(
-                    tool_name=self._tool,
-                    call_index=self.call.call_index,
-                    span=(end - len(self._tool), end),
-                )
-            )
+            out.append(self.call.start(self._tool, (end - len(self._tool), end)))
         self._open_key(base + lt)
         return lt + len(_KEY_OPEN), False
 
@@ -233,7 +212,7 @@ class GlmReader(HeldStateReader):
         if found is None:
             return k, True
         if not found:
-            return self._malformed(f"expected <arg_key> in the call of {self._tool!r}")
+            return self.malformed(f"expected <arg_key> in the call of {self._tool!r}")
         self._open_key(base + k)
         return k + len(_KEY_OPEN), False
 
@@ -241,7 +220,7 @@ class GlmReader(HeldStateReader):
         """An ``<arg_key>`` tag starts at offset ``at``: read the argument's name."""
         self._key, self._key_len = [], 0
         self._key_at = at
-        self._state = _KEY
+        self.state = _KEY
 
     def _in_key(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         lt = buf.find("<", pos)
@@ -250,19 +229,19 @@ class GlmReader(HeldStateReader):
         self._key.append(piece)
         self._key_len += len(piece)
         if self._key_len > _NAME_MAX:
-            return self._malformed("an argument's name is too long")
+            return self.malformed("an argument's name is too long")
         if lt < 0:
             return stop, True
         found = _tag_at(buf, lt, _KEY_CLOSE)
         if found is None:
             return lt, True
         if not found:
-            return self._malformed("expected </arg_key> after an argument's name")
+            return self.malformed("expected </arg_key> after an argument's name")
         key = "".join(self._key).strip(_WS)
         if not key:
-            return self._malformed("an argument's name is empty")
+            return self.malformed("an argument's name is empty")
         self._param = key
-        self._state = _BETWEEN
+        self.state = _BETWEEN
         end = lt + len(_KEY_CLOSE)
         if self._registered:
             self._check_key(key, (self._key_at, base + end), out)
@@ -276,10 +255,10 @@ class GlmReader(HeldStateReader):
             why = (
                 f"tool {self._tool!r} has no parameter {key!r}; it is ignored (parameters: {known})"
             )
-            out.append(side_error(self.call, ErrorType.UNKNOWN_PARAM, why, span, tag))
+            out.append(self.call.side_error(ErrorType.UNKNOWN_PARAM, why, span, tag))
         elif key in self._args:
             why = f"parameter {key!r} of tool {self._tool!r} is given twice; the last value wins"
-            out.append(side_error(self.call, ErrorType.DUPLICATE_PARAM, why, span, tag))
+            out.append(self.call.side_error(ErrorType.DUPLICATE_PARAM, why, span, tag))
 
     def _in_between(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         k = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
@@ -289,11 +268,11 @@ class GlmReader(HeldStateReader):
         if found is None:
             return k, True
         if not found:
-            return self._malformed(f"expected <arg_value> after the argument {self._param!r}")
+            return self.malformed(f"expected <arg_value> after the argument {self._param!r}")
         self._value_from = start = base + k + len(_VALUE_OPEN)
         self._run.open(self._tool, self._param, self.call.call_index, start)
         self._param_known = self._registered and self._param in self._known
-        self._state = _VALUE
+        self.state = _VALUE
         return k + len(_VALUE_OPEN), False
 
     def _in_value(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
@@ -315,7 +294,7 @@ class GlmReader(HeldStateReader):
                 if found:
                     self._take(buf, pos, s, base, out)
                     self._end_value()
-                    self._state = _BODY
+                    self.state = _BODY
                     return k, False
             s = buf.find(_VALUE_CLOSE, s + 1)
         stop = n - _cut_close(buf, pos)
@@ -328,18 +307,14 @@ class GlmReader(HeldStateReader):
             self._run.end = base + end
             if self._param_known and self.call.emit_deltas:
                 out.append(
-                    _fast_param_delta(
-                        self._tool,
-                        self._param,
-                        buf[start:end],
-                        self.call.call_index,
-                        (base + start, base + end),
+                    self.call.param_delta(
+                        self._tool, self._param, buf[start:end], (base + start, base + end)
                     )
                 )
 
     def fast_path(self) -> FastData | None:
         """Inside a value, only ``</arg_value>`` matters (whole, or cut and held)."""
-        if self._state != _VALUE or self._pending_end:
+        if self.state != _VALUE or self._pending_end:
             return None
         if self._hold and _cut_close(self._hold, 0) != len(self._hold):
             return None
@@ -368,10 +343,7 @@ class GlmReader(HeldStateReader):
         else:  # nothing held, nothing to hold (the run takes these when it is armed)
             self._run.end = end = start + len(data)
             if self._deltas:
-                call_index = self.call.call_index
-                out.append(
-                    _fast_param_delta(self._tool, self._param, data, call_index, (start, end))
-                )
+                out.append(self.call.param_delta(self._tool, self._param, data, (start, end)))
             return True
         cut = _VALUE_STOP.search(buf)
         end = len(buf) if cut is None else cut.start()
@@ -392,13 +364,13 @@ class GlmReader(HeldStateReader):
 
     def accepts_end(self) -> bool:
         """``</tool_call>`` ends the block, except inside a value that is not closed."""
-        return self._state != _VALUE or self._pending_end
+        return self.state != _VALUE or self._pending_end
 
     # --- the outcome ---------------------------------------------------------------------
 
     def finish(self, block: PluginBlock) -> list[ParseEvent]:
         """The call, or an error event and the block's raw text."""
-        state = self._state
+        state = self.state
         if state == _VALUE and self._pending_end:
             self._end_value()  # "</arg_value></tool_call>": the last value is complete
             self._hold = ""
@@ -406,43 +378,22 @@ class GlmReader(HeldStateReader):
         elif state == _NAME and not self._hold:
             state = _BODY if self._take_name() else _MALFORMED
             if state == _MALFORMED:
-                self._why = "the tool's name is empty or holds whitespace"
+                self.why = "the tool's name is empty or holds whitespace"
         if state != _BODY or (self._hold.strip(_WS) and state != _MALFORMED):
-            why = self._why or f"the call of {self._tool or 'a tool'!r} is not complete"
-            return failure(
-                ErrorType.MALFORMED_TOOL,
-                f"malformed tool call: {why}; it is not executed and its text is delivered as text",
-                block,
-                call_index=self.error_index,
-            )
+            why = self.why or f"the call of {self._tool or 'a tool'!r} is not complete"
+            return self.malformed_call(why, block)
         model = self.call.tool_registry.get(self._tool)
         if model is None:
-            known = ", ".join(sorted(self.call.tool_registry)) or "none"
-            return failure(
-                ErrorType.UNKNOWN_TOOL,
-                f"unknown tool {self._tool!r} (registered: {known}); the call is not executed",
-                block,
-            )
+            return self.call.unknown_tool(self._tool, block)
         arguments = {
             key: _convert(model, key, block.between(start, end))
             for key, (start, end) in self._args.items()
         }
-        result = validate_arguments(
-            self._tool, model, arguments, validate=self.call.config.enable_xml_validation
-        )
-        return call_event(self.call, self._tool, result, block)
+        result = self.call.validate(self._tool, model, arguments)
+        return self.call.call(self._tool, result, block)
 
 
 # === values =============================================================================
-
-
-def _annotation(model: type[BaseModel], key: str) -> Any:
-    """The annotation of the field a key names (by name or alias), or Any."""
-    fields = model.model_fields
-    info = fields.get(key)
-    if info is None:
-        info = next((f for f in fields.values() if f.alias == key), None)
-    return Any if info is None else info.annotation
 
 
 def _union_members(annotation: Any) -> tuple[Any, ...]:
@@ -462,7 +413,7 @@ def _convert(model: type[BaseModel], key: str, raw: str) -> Any:
         >>> _convert(Weather, "city", "10001"), _convert(Weather, "days", " 3 ")
         ('10001', 3)
     """
-    annotation = _annotation(model, key)
+    annotation = field_annotation(model, key)
     if annotation is str:
         return raw
     members = _union_members(annotation)
@@ -497,6 +448,8 @@ class GlmDialect(ToolCallTagDialect):
     title = "<arg_key> and <arg_value> tags after the tool's name in <tool_call> tags (GLM)"
     framing = GLM_FRAMING
     thinking = GLM_THINKING
+    block_reader = GlmReader
+    first_chars = "^{<["  # a name: anything but what hermes and qwen3_coder read
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write the call compact, as the GLM-4.7 and 5.x chat templates render it.
@@ -529,4 +482,4 @@ class GlmDialect(ToolCallTagDialect):
         return "glm_instructions"
 
 
-register_reader("glm", GlmReader, first_chars="^{<[")
+register(GlmDialect().record())

@@ -47,31 +47,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from pydantic_core import to_jsonable_python
 
-from ..core.events import (
-    ErrorType,
-    ParseEvent,
-    ToolArgumentsDeltaEvent,
-    ToolCallStartEvent,
-    _fast_arguments_delta,
-)
-from ..core.json_scan import JsonScanner
-from ..core.plugins import refuse_chunk
-from ..core.value_run import ValueRun
-from ._base import (
-    BlockReader,
+from ..core.events import ErrorType, ParseEvent, ToolArgumentsDeltaEvent
+from ..core.kit import (
     CallContext,
-    call_event,
+    FastData,
+    JsonScanner,
+    PluginBlock,
+    Reader,
+    ValueRun,
     failure,
-    validate_arguments,
+    refuse_chunk,
+    register,
 )
-from ._toolcall import ToolCallTagDialect, register_reader
-
-if TYPE_CHECKING:
-    from ..core.plugins import FastData, PluginBlock
+from ._toolcall import ToolCallTagDialect
 
 __all__ = ["ARGUMENT_KEYS", "HermesDialect", "HermesReader"]
 
@@ -79,7 +71,7 @@ ARGUMENT_KEYS: Final = frozenset({"arguments", "parameters"})
 """The top-level keys that hold a call's arguments."""
 
 
-class HermesReader(BlockReader):
+class HermesReader(Reader):
     """Reads one hermes block: ``{"name": ..., "arguments": {...}}``."""
 
     def __init__(self, call: CallContext) -> None:
@@ -112,7 +104,7 @@ class HermesReader(BlockReader):
 
         Example:
             >>> from stream_parser.core.config import ParserConfig
-            >>> reader = HermesReader(CallContext({}, None, ParserConfig(), 0))
+            >>> reader = HermesReader(CallContext.of({}, ParserConfig(), 0))
             >>> reader.feed('{"name": "read_fi', 0, [])
             >>> reader.name is None
             True
@@ -235,13 +227,7 @@ class HermesReader(BlockReader):
         piece = data[begin:end]
         if self.announced:
             out.append(
-                _fast_arguments_delta(
-                    self._name or "",
-                    piece,
-                    self.call.call_index,
-                    None,
-                    (start + begin, start + end),
-                )
+                self.call.arguments_delta(self._name or "", piece, (start + begin, start + end))
             )
         elif self._name is None:
             self._held.append(piece)
@@ -255,7 +241,7 @@ class HermesReader(BlockReader):
             return
         self.announced = True
         call = self.call
-        out.append(ToolCallStartEvent(tool_name=name, call_index=call.call_index, span=span))
+        out.append(call.start(name, span))
         if self._held:
             out.append(
                 ToolArgumentsDeltaEvent(
@@ -289,12 +275,7 @@ class HermesReader(BlockReader):
         name: str = data["name"]
         model = self.call.tool_registry.get(name)
         if model is None:
-            known = ", ".join(sorted(self.call.tool_registry)) or "none"
-            return failure(
-                ErrorType.UNKNOWN_TOOL,
-                f"unknown tool {name!r} (registered: {known}); the call is not executed",
-                block,
-            )
+            return self.call.unknown_tool(name, block)
         arguments = _arguments_of(data)
         if not isinstance(arguments, dict):
             return self._malformed(
@@ -302,10 +283,7 @@ class HermesReader(BlockReader):
                 f"got {_json_type(arguments)}",
                 block,
             )
-        result = validate_arguments(
-            name, model, arguments, validate=self.call.config.enable_xml_validation
-        )
-        return call_event(self.call, name, result, block)
+        return self.call.call(name, self.call.validate(name, model, arguments), block)
 
     def _malformed(self, why: str, block: PluginBlock) -> list[ParseEvent]:
         """A call whose arguments cannot be read: ``malformed_tool``, never executed."""
@@ -389,6 +367,7 @@ class HermesDialect(ToolCallTagDialect):
 
     name = "hermes"
     title = "a JSON object with the tool's name and arguments in <tool_call> tags"
+    block_reader = HermesReader  # claims no first character: reads what others do not
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write ``<tool_call>``, the JSON object on one line, ``</tool_call>``."""
@@ -399,4 +378,4 @@ class HermesDialect(ToolCallTagDialect):
         return "hermes_instructions"
 
 
-register_reader("hermes", HermesReader)
+register(HermesDialect().record())

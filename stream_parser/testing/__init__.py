@@ -7,6 +7,9 @@
 * :func:`validate_history` and :func:`assert_valid_history` check that an OpenAI-format
   chat history is one a server accepts (every tool call answered once, directly after
   its assistant message, in order; roles in a valid order).
+* :func:`check_dialect` reads a dialect's fixture cases whole, one character at a time,
+  split at every position and with each marker as one token, and checks that they read
+  alike, tile, and make their calls (:mod:`stream_parser.testing.dialects`).
 * :mod:`stream_parser.testing.fixtures`: example tool models (a Cline-like tool set:
   ``read_file``, ``write_to_file``, ``execute_command``...) for tests and examples.
 """
@@ -23,6 +26,7 @@ from ._models import (
     ScriptedReply,
     ScriptExhaustedError,
 )
+from .dialects import check_chunkings, check_dialect
 from .history import assert_valid_history, validate_history
 
 __all__ = [
@@ -35,6 +39,8 @@ __all__ = [
     "ScriptedReply",
     "assert_lossless",
     "assert_valid_history",
+    "check_chunkings",
+    "check_dialect",
     "merge_deltas",
     "tiling_events",
     "validate_history",

@@ -28,8 +28,9 @@ def test_registered_dialect_factories_build_the_plugins(monkeypatch: pytest.Monk
         return FencedCodePlugin()
 
     # Two dialects sharing a plugin key get one plugin, built by the first one named.
-    monkeypatch.setitem(dialect_registry._DIALECTS, "fence_a", ("fence", factory))
-    monkeypatch.setitem(dialect_registry._DIALECTS, "fence_b", ("fence", factory))
+    for name in ("fence_a", "fence_b"):
+        record = dialect_registry.DialectRecord(name, plugins=factory, plugin_key="fence")
+        monkeypatch.setitem(dialect_registry._DIALECTS, name, record)
     parser = StreamToolParser(TOOLS, config=ParserConfig(dialect=("fence_b", "xml", "fence_a")))
     assert built == [("fence_b", "fence_a")]
     assert [p.name for p in parser.plugins] == ["fenced_code"]

@@ -1,10 +1,12 @@
 """What the family dialect tests share: the token split, checked events and their summaries.
 
-Every family test reads a text the same three ways (every two-way chunking, the token-level
-split, spans checked) and then asks the same questions of the merged events: which calls ran,
-which errors were reported, what text came out. A tokenizer streams each special marker as one
-token; the text between markers arrives either word by word or in short runs, and each family
-test picks the split its tokenizer resembles.
+Every family test reads a text under every chunking through the library's own helper
+(:func:`stream_parser.testing.check_chunkings`, the reader of
+:func:`~stream_parser.testing.check_dialect`), with its tokenizer's split besides, and
+then asks the same questions of the merged events: which calls ran, which errors were
+reported, what text came out. A tokenizer streams each special marker as one token; the
+text between markers arrives either word by word or in short runs, and each family test
+picks the split its tokenizer resembles.
 """
 
 from __future__ import annotations
@@ -14,8 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from stream_parser import ParseErrorEvent, ParseEvent, TextOutputEvent, ToolCallEvent
-from tests.dialects.test_dialects import check_spans
-from tests.helpers import assert_all_splittings, run
+from stream_parser.testing import check_chunkings
 
 
 def tokens(markers: re.Pattern[str], text: str, *, words: bool = False) -> list[str]:
@@ -54,10 +55,7 @@ def checked_events(
     message: str = "token-level split differs",
 ) -> list[ParseEvent]:
     """Merged events of ``text``, the same under every chunking and ``pieces``; spans checked."""
-    events = assert_all_splittings(make, text)
-    assert run(make, pieces) == events, message
-    check_spans(events, text)
-    return events
+    return check_chunkings(make, text, more=[(f"({message})", pieces)])
 
 
 def calls(events: list[ParseEvent]) -> list[tuple[str, Any]]:

@@ -38,7 +38,7 @@ from stream_parser.dialects.deepseek import (
     DeepSeekDialect,
     DsmlPlugin,
 )
-from stream_parser.testing import assert_lossless, merge_deltas
+from stream_parser.testing import assert_lossless, check_dialect, merge_deltas
 from tests.dialects import support
 from tests.dialects.test_dialects import check_spans, describe
 from tests.helpers import ENDINGS, assert_all_splittings, feed_all, run, splits
@@ -548,24 +548,11 @@ def _cases() -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("case", _cases(), ids=lambda c: c["name"])
 def test_fixture(case: dict[str, Any]) -> None:
-    text = case["text"]
+    # A case without a configuration is read without reasoning at the start.
     config = case.get("config", {"start_in_thinking": False})
-    make = lambda: StreamToolParser(TOOLS, config=ParserConfig(dialect="deepseek", **config))  # noqa: E731
-    events = assert_all_splittings(make, text)
-    assert run(make, tokens(text)) == events
-    check_spans(events, text)
-    calls = [
-        [e.tool_name, e.tool_instance.model_dump()] for e in events if isinstance(e, ToolCallEvent)
-    ]
-    assert calls == [
-        [name, TOOLS[name].model_validate(args).model_dump()] for name, args in case["calls"]
-    ]
-    text_out = "".join(e.text for e in events if isinstance(e, TextOutputEvent))
-    assert text_out == case["text_out"]
-    errors = [e.error_type for e in events if isinstance(e, ParseErrorEvent)]
-    assert errors == case.get("errors", [])
-    if "thinking" in case:
-        assert [e.content for e in events if isinstance(e, ThinkingEvent)] == case["thinking"]
+    check_dialect(
+        "deepseek", [{**case, "config": config, "errors": case.get("errors", [])}], tools=TOOLS
+    )
 
 
 def test_the_fixtures_name_their_sources() -> None:

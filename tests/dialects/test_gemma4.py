@@ -31,7 +31,7 @@ from stream_parser import (
 )
 from stream_parser.dialects import get_dialect
 from stream_parser.dialects.gemma4 import Gemma4Dialect, parse_call
-from stream_parser.testing import merge_deltas
+from stream_parser.testing import check_dialect, merge_deltas
 from tests.dialects import support
 from tests.helpers import ENDINGS, assert_all_splittings, run
 from tests.tools_fixture import TOOLS, ExecuteCommand, ReadFile, Search, WriteToFile
@@ -481,19 +481,4 @@ _CASES = json.loads(
 @pytest.mark.parametrize("case", _CASES, ids=[c["name"] for c in _CASES])
 def test_fixture_cases(case: dict[str, Any]) -> None:
     assert case["source"]
-    text = case["text"]
-    events = events_of(text)
-    got = [
-        (e.tool_name, e.tool_instance.model_dump(by_alias=True))
-        for e in events
-        if isinstance(e, ToolCallEvent)
-    ]
-    want = [
-        (c["name"], FIXTURE_TOOLS[c["name"]](**c["arguments"]).model_dump(by_alias=True))
-        for c in case["calls"]
-    ]
-    assert got == want
-    assert errors(events) == case["errors"]
-    assert text_of(events) == case["text_out"]
-    if "thinking" in case:
-        assert [e.content for e in events if isinstance(e, ThinkingEvent)] == [case["thinking"]]
+    check_dialect("gemma4", [case], tools=FIXTURE_TOOLS)

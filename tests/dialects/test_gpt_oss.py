@@ -27,7 +27,7 @@ from stream_parser import (
 )
 from stream_parser.dialects import DIALECTS, get_dialect
 from stream_parser.dialects.gpt_oss import GPT_OSS_THINKING, GptOssDialect
-from stream_parser.testing import assert_lossless, merge_deltas
+from stream_parser.testing import assert_lossless, check_dialect, merge_deltas
 from tests.dialects import support
 from tests.dialects.test_dialects import check_spans, describe, factory
 from tests.helpers import ENDINGS, assert_all_splittings, feed_all, run
@@ -614,21 +614,7 @@ def _fixture_events(case: dict[str, Any], chunks: list[str]) -> list[ParseEvent]
 @pytest.mark.parametrize("case", _CASES, ids=[c["name"] for c in _CASES])
 def test_fixture_cases(case: dict[str, Any]) -> None:
     assert case["source"]
-    text = case["text"]
-    whole = _fixture_events(case, [text])
-    for chunks in (
-        list(text),
-        tokens(text),
-        [text[:n] for n in (len(text) // 2,)] + [text[len(text) // 2 :]],
-    ):
-        assert _fixture_events(case, chunks) == whole
-    got = [(e.tool_name, e.tool_instance) for e in whole if isinstance(e, ToolCallEvent)]
-    want = [(c["name"], FIXTURE_TOOLS[c["name"]](**c["arguments"])) for c in case["calls"]]
-    assert got == want
-    assert errors(whole) == case["errors"]
-    assert text_of(whole) == case["text_out"]
-    thinking = [e.content for e in whole if isinstance(e, ThinkingEvent)]
-    assert thinking == case.get("thinking", [])
+    check_dialect("gpt_oss", [case], tools=FIXTURE_TOOLS)
 
 
 def test_there_are_failure_cases_from_issue_trackers() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, cast
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -17,9 +17,9 @@ from stream_parser import (
     ToolCallEvent,
 )
 from stream_parser.core.config import ParserConfig
-from stream_parser.dialects._base import CallContext
+from stream_parser.core.kit import CallContext
 from stream_parser.dialects.hermes import HermesReader
-from stream_parser.testing import merge_deltas
+from stream_parser.testing import check_dialect, merge_deltas
 from tests.dialects.test_dialects import HERMES, check_spans, factory
 from tests.helpers import assert_all_splittings, feed_all, splits
 from tests.tools_fixture import ReadFile
@@ -155,7 +155,7 @@ def test_generated_arguments_stream_verbatim(path: str, name_first: bool, cuts: 
 
 def _reader() -> HermesReader:
     # The converter is never used: only the structure is followed while streaming.
-    return HermesReader(CallContext({"read_file": ReadFile}, cast(Any, None), ParserConfig(), 0))
+    return HermesReader(CallContext.of({"read_file": ReadFile}, ParserConfig(), 0))
 
 
 @pytest.mark.parametrize(
@@ -180,3 +180,11 @@ def test_name_and_call_shape_as_the_object_streams(
         fed += len(piece)
     assert reader.name == name
     assert reader.is_call_shaped is shaped
+
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "dialects"
+
+
+def test_the_recorded_replies_read_alike_under_every_chunking() -> None:
+    events = check_dialect("hermes", FIXTURES / "hermes")
+    assert len(events) >= 2

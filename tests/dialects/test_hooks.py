@@ -23,11 +23,11 @@ from stream_parser import (
     ThinkingEvent,
     ToolCallEvent,
 )
-from stream_parser.core import dialect_registry, reasoning
+from stream_parser.core import dialect_registry
 from stream_parser.core.config import DEFAULT_THINKING_TAGS
-from stream_parser.dialects import DIALECTS, Dialect, ThinkingFormat, _toolcall, add_dialect
-from stream_parser.dialects._base import BlockReader
-from stream_parser.dialects._toolcall import ToolCallTagDialect, register_reader
+from stream_parser.core.kit import Reader
+from stream_parser.dialects import Dialect, ThinkingFormat, _toolcall, add_dialect
+from stream_parser.dialects._toolcall import ToolCallTagDialect
 from stream_parser.testing import merge_deltas
 from tests.helpers import assert_all_splittings
 from tests.tools_fixture import TOOLS
@@ -36,21 +36,11 @@ from tests.tools_fixture import TOOLS
 @pytest.fixture(autouse=True)
 def _registries() -> Iterator[None]:
     """Whatever a test registers is gone afterwards."""
-    saved: list[tuple[dict[str, Any], dict[str, Any]]] = [
-        (d, dict(d))
-        for d in (
-            dialect_registry._DIALECTS,
-            dialect_registry._FRAMING,
-            reasoning._THINKING,
-            DIALECTS,
-            _toolcall.READERS,
-            _toolcall.FIRST_CHARS,
-        )
-    ]
+    registry = dialect_registry._DIALECTS  # every dialect's record: the one table
+    saved = dict(registry)
     yield
-    for registry, content in saved:
-        registry.clear()
-        registry.update(content)
+    registry.clear()
+    registry.update(saved)
 
 
 class _Dummy(Dialect):
@@ -66,7 +56,7 @@ class _Dummy(Dialect):
 # --- several dialects that share a start tag -------------------------------------------
 
 
-class NameReader(BlockReader):
+class NameReader(Reader):
     """``<tool_call>NAME …</tool_call>``: the block's first word, as a code block."""
 
     def __init__(self, call: Any) -> None:
@@ -83,10 +73,11 @@ class NameReader(BlockReader):
 
 class NameDialect(ToolCallTagDialect, _Dummy):
     name = "name_test"
+    block_reader = NameReader
+    first_chars = "^{<["
 
 
 def _register_name_dialect() -> None:
-    register_reader("name_test", NameReader, first_chars="^{<[")
     add_dialect(NameDialect())
 
 

@@ -31,7 +31,7 @@ from stream_parser.dialects.kimi import (
     format_k3_call,
     k2_tool_name,
 )
-from stream_parser.testing import merge_deltas
+from stream_parser.testing import check_dialect, merge_deltas
 from tests.dialects import support
 from tests.helpers import ENDINGS, feed_all, run
 from tests.tools_fixture import TOOLS, ReadFile, Search, WriteToFile, summary
@@ -459,20 +459,14 @@ def _cases() -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("case", _cases(), ids=lambda c: str(c["name"]))
 def test_fixture(case: dict[str, Any]) -> None:
-    text = case["text"]
+    case = {**case, "errors": case.get("errors", [])}
     if "file" in case:
-        text = (FIXTURES / case["file"]).read_text(encoding="utf-8")
-    events = events_of(text, **case.get("config", {}))
-    calls = [e for e in events if isinstance(e, ToolCallEvent)]
-    assert [(c.tool_name, c.tool_instance.model_dump()) for c in calls] == [
-        (name, args) for name, args in case["calls"]
+        case["text"] = (FIXTURES / case["file"]).read_text(encoding="utf-8")
+    config = {"start_in_thinking": False}  # unless the case says otherwise
+    events = check_dialect("kimi", [case], tools=TOOLS, config=config, markers=MARKERS)[
+        case["name"]
     ]
-    assert errors(events) == case.get("errors", [])
-    text_out = "".join(e.text for e in events if e.kind == "text")  # type: ignore[attr-defined]
-    assert text_out == case["text_out"]
-    if "thinking" in case:
-        thinking = [e.content for e in events if e.kind == "thinking"]  # type: ignore[attr-defined]
-        assert thinking == case["thinking"]
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
     deltas = [e for e in events if isinstance(e, (ToolArgumentsDeltaEvent, ToolParamDeltaEvent))]
     assert all(d.call_index in {c.call_index for c in calls} or errors(events) for d in deltas)
 

@@ -37,7 +37,7 @@ from stream_parser.dialects.llama import (
     format_pythonic_call,
     parse_pythonic_call,
 )
-from stream_parser.testing import assert_lossless, merge_deltas
+from stream_parser.testing import assert_lossless, check_dialect, merge_deltas
 from tests.dialects import support
 from tests.dialects.test_dialects import check_spans
 from tests.helpers import ENDINGS, assert_all_splittings, feed_all
@@ -434,14 +434,7 @@ _CASES = json.loads(
 @pytest.mark.parametrize("case", _CASES, ids=[c["name"] for c in _CASES])
 def test_fixture_cases(case: dict[str, Any]) -> None:
     assert case["source"]
-    events = events_of(case["text"], FIXTURE_TOOLS)
-    got = [(name, instance.model_dump()) for name, instance in calls(events)]
-    want = [
-        (c["name"], FIXTURE_TOOLS[c["name"]](**c["arguments"]).model_dump()) for c in case["calls"]
-    ]
-    assert got == want
-    assert errors(events) == case["errors"]
-    assert text_of(events) == case["text_out"]
+    check_dialect("llama", [case], tools=FIXTURE_TOOLS)
 
 
 _PIECES = st.sampled_from(

@@ -34,7 +34,7 @@ from stream_parser import (
 from stream_parser.agent import ReActAgent
 from stream_parser.dialects import get_dialect
 from stream_parser.dialects.mistral import MistralDialect
-from stream_parser.testing import ScriptedModel
+from stream_parser.testing import ScriptedModel, check_dialect
 from stream_parser.tools import tool
 from tests.dialects import support
 from tests.dialects.test_dialects import check_spans
@@ -529,22 +529,4 @@ _CASES: list[dict[str, Any]] = json.loads(
 @pytest.mark.parametrize("case", _CASES, ids=[c["name"] for c in _CASES])
 def test_fixture_cases(case: dict[str, Any]) -> None:
     assert case["source"]
-    text = case["text"]
-    events = events_of(text)
-    if "chunks" in case:  # the pieces a server's stream was cut into
-        assert "".join(case["chunks"]) == text
-        assert run(factory(), case["chunks"]) == events
-    got = [
-        (e.tool_name, e.tool_instance.model_dump(by_alias=True))
-        for e in events
-        if isinstance(e, ToolCallEvent)
-    ]
-    want = [
-        (c["name"], FIXTURE_TOOLS[c["name"]](**c["arguments"]).model_dump(by_alias=True))
-        for c in case["calls"]
-    ]
-    assert got == want
-    assert errors(events) == case["errors"]
-    assert text_of(events) == case["text_out"]
-    if "thinking" in case:
-        assert [e.content for e in events if isinstance(e, ThinkingEvent)] == [case["thinking"]]
+    check_dialect("mistral", [case], tools=FIXTURE_TOOLS)

@@ -7,6 +7,7 @@ split at every position), through ``check`` from the dialect tests.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
@@ -17,7 +18,7 @@ from typing_extensions import TypeAliasType
 
 from stream_parser import ChatDelta, ParseErrorEvent, ParserConfig, StreamToolParser, ToolCallEvent
 from stream_parser.dialects import Qwen3CoderDialect
-from stream_parser.testing import assert_lossless, merge_deltas
+from stream_parser.testing import assert_lossless, check_dialect, merge_deltas
 from tests.dialects.test_dialects import PROPS, QWEN, check, check_spans, factory
 from tests.helpers import ENDINGS, assert_all_splittings, feed_all, splits
 from tests.tools_fixture import TOOLS, ReadFile, Search, WriteToFile
@@ -419,3 +420,11 @@ def test_none_written_by_format_call_reads_back() -> None:
     args = {"name": "x", "note": None, "limit": None, "target": None}
     text = Qwen3CoderDialect().format_call("options", args)
     assert _outcome(text, {"options": Options}) == [("call", Options.model_validate(args))]
+
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "dialects"
+
+
+def test_the_recorded_replies_read_alike_under_every_chunking() -> None:
+    events = check_dialect("qwen3_coder", FIXTURES / "qwen3_coder")
+    assert len(events) >= 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -63,3 +64,15 @@ def test_a_dialect_is_known_from_its_registration_on(monkeypatch: pytest.MonkeyP
     dialect_registry.register_dialect("late", None, lambda names: None)
     assert ParserConfig(dialect="late").dialects == ("late",)
     assert "late" in dialect_registry.dialect_names()
+
+
+def test_the_docs_table_lists_the_registered_dialects() -> None:
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parents[2] / "docs" / "dialects.md"
+    head = docs.read_text(encoding="utf-8").split("\n## ", 1)[0]
+    rows = re.findall(r'^\| `"(\w+)"`', head, re.M)
+    assert len(rows) == len(set(rows))  # one row each
+    assert sorted(rows) == sorted(dialect_registry.dialect_names())
+    for name in rows:
+        assert dialect_registry.dialect_record(name, writer=True).dialect.name == name

@@ -1,62 +1,9 @@
-r"""The mistral dialect: tool calls after the ``[TOOL_CALLS]`` token, with no end tag.
+r"""The mistral reader: ``[TOOL_CALLS]`` and the calls after it, v11 and JSON-list forms.
 
-Mistral's models write their calls in one of two layouts, both opened by the special
-token ``[TOOL_CALLS]`` (``[ARGS]``, ``[CALL_ID]``, ``[THINK]`` and ``[/THINK]`` are
-special tokens too):
-
-* **v3** (Mistral 7B v0.3, Mixtral, Nemo, Small up to 3.1, Large 2): a JSON array of
-  call objects, ``[TOOL_CALLS] [{"name": "f", "arguments": {...}, "id": "a1b2c3d4e"}]``;
-* **v11 and later** (Small 3.2, Magistral, Devstral, Ministral 3): one token per call,
-  ``[TOOL_CALLS]f[ARGS]{...}``, optionally with an id,
-  ``[TOOL_CALLS]f[CALL_ID]a1b2c3d4e[ARGS]{...}``; parallel calls repeat the whole.
-
-Neither has an end tag: a call ends where its JSON ends, and text may follow.  Reasoning
-(Magistral) is written between ``[THINK]`` and ``[/THINK]``; the dialect registers them
-as its thinking tags (:data:`MISTRAL_THINKING`, used unless
-``ParserConfig.thinking_tags`` is set).
-
-Theory of operation
--------------------
-
-:class:`MistralPlugin` claims ``[TOOL_CALLS]`` with no end tag (``end_tag = ""``) and
-ends each block itself (``ends_at``) at the character where its JSON closes.  The first
-character after the token (whitespace skipped) tells the layouts apart: ``[`` opens a v3
-array, ``{`` a single v3 call object written without its array, anything else is the
-name of a v11 call.  Every character is looked at a bounded number of times:
-
-* **Structure.**  The core's :class:`~stream_parser.core.json_scan.JsonScanner` follows
-  the JSON (strings and their escapes, even when a piece ends between a backslash and
-  the character it escapes, and the depth of objects and arrays) and reports where the
-  top-level value ends.  A bracket or a ``[TOOL_CALLS]`` inside a string is content.
-  In a v3 array a piece is fed up to each ``,`` it holds, so that a comma left at the
-  array's own level (outside strings, at depth 1) is known as the end of an element.
-* **v11.**  The name runs up to ``[ARGS]`` (or ``[CALL_ID]`` and an id, or a ``{`` right
-  after the name, as some converted templates write); then the call is announced
-  (:class:`~stream_parser.core.events.ToolCallStartEvent`, for a registered tool) and the
-  arguments stream verbatim as
-  :class:`~stream_parser.core.events.ToolArgumentsDeltaEvent`\ s from their ``{`` to the
-  ``}`` that closes them, where the block ends.
-* **v3.**  Each element of the array is handed as it arrives to a
-  :class:`~stream_parser.dialects.hermes.HermesReader` (the same call object as hermes
-  writes in ``<tool_call>``), which announces the call once its name is read and
-  streams its ``"arguments"``.  The block ends after the ``]`` that closes the array;
-  its markup (``[TOOL_CALLS] [``, the commas, ``]``) comes as
-  :class:`~stream_parser.core.events.FramingEvent`\ s and each element as its own call.
-
-A character that cannot continue the layout (a space or a quote in a name, a token
-other than ``[ARGS]`` after it, arguments that are not an object) ends the block right
-there: the block is a ``malformed_tool`` and its text is delivered as text, and the rest
-of the stream is read as usual.  When a block closes, its JSON is parsed once and the
-arguments validated by the tool's model.  The outcome is a
-:class:`~stream_parser.core.events.ToolCallEvent`, or an error and the raw text:
-
-* ``malformed_tool``: the layout is broken (above), the JSON cannot be read, the
-  arguments are not an object, a v3 array is empty or has an empty element;
-* ``unknown_tool``: the name is not registered;
-* ``invalid_params``: the arguments fail validation;
-* ``unclosed_tool``: the stream ended before the JSON closed (a v3 array runs none of its
-  calls then, complete ones included);
-* ``tool_too_large``: the block passed ``max_tool_size``.
+:class:`MistralPlugin` reads a reply's calls after ``[TOOL_CALLS]``: v11's
+``NAME[ARGS]{...}`` (with ``[CALL_ID]``), and the older JSON list, each call's JSON
+followed with the kit's ``JsonScanner`` and its arguments streamed verbatim.  See the
+package for the format and its outcomes.
 """
 
 from __future__ import annotations
@@ -64,40 +11,31 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
-from pydantic_core import to_jsonable_python
-
-from ..core.dialect_registry import ThinkingFormat, ToolNameRule
-from ..core.events import (
+from ...core.events import (
     ErrorType,
     FramingEvent,
     ParseErrorEvent,
     ParseEvent,
     Span,
     ToolCallEvent,
-    ToolCallStartEvent,
-    _fast_arguments_delta,
 )
-from ..core.json_scan import JsonScanner
-from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext, refuse_chunk
-from ..core.value_run import ValueRun
-from ..errors import ConfigError
-from ._base import CallContext, Dialect, call_event, failure, validate_arguments
-from ._toolcall import call_too_large, call_unclosed
-from .hermes import HermesReader
-
-__all__ = [
-    "ARGS",
-    "CALL_ID",
-    "MISTRAL_THINKING",
-    "THINK_END",
-    "THINK_START",
-    "TOOL_CALLS",
-    "MistralDialect",
-    "MistralPlugin",
-]
+from ...core.kit import (
+    CallContext,
+    FastData,
+    JsonScanner,
+    ParsePlugin,
+    PluginBlock,
+    PluginContext,
+    ValueRun,
+    call_too_large,
+    call_unclosed,
+    failure,
+    refuse_chunk,
+)
+from ...errors import ConfigError
+from ..hermes import HermesReader
 
 TOOL_CALLS: Final = "[TOOL_CALLS]"
 """The token that opens the calls (v3: the array; v11: each call)."""
@@ -110,8 +48,6 @@ THINK_START: Final = "[THINK]"
 THINK_END: Final = "[/THINK]"
 """The token that closes reasoning."""
 
-#: The reasoning format of Mistral's reasoning models: ``[THINK]`` ... ``[/THINK]``.
-MISTRAL_THINKING: Final = ThinkingFormat(((THINK_START, THINK_END),))
 
 _MAX_NAME: Final = 256  # longest name (or id) followed
 _WS: Final = " \t\r\n"
@@ -298,12 +234,7 @@ class MistralPlugin(ParsePlugin):
         if self._call is None:
             context = self._context
             assert context is not None
-            self._call = CallContext(
-                tool_registry=context.tool_registry,
-                xml_parser=context.xml_parser,
-                config=context.config,
-                call_index=context.next_call_index(),
-            )
+            self._call = CallContext(context)
 
     def _open_args(self, data: str, i: int, base: int, out: list[ParseEvent]) -> int:
         """The ``{`` of a v11 call's arguments at ``i``: announce the call, stream them."""
@@ -312,14 +243,7 @@ class MistralPlugin(ParsePlugin):
             return self._break(base + i, "the tool name is missing")
         if call is not None and self._name in call.tool_registry:
             self._announced = True
-            out.append(
-                ToolCallStartEvent(
-                    tool_name=self._name,
-                    call_index=call.call_index,
-                    call_id=self._id,
-                    span=self._name_span,
-                )
-            )
+            out.append(call.start(self._name, self._name_span, self._id))
         self._phase = _ARGS
         self._scanner = JsonScanner(keep_text=False)  # it sees the "{" itself
         return i
@@ -360,7 +284,7 @@ class MistralPlugin(ParsePlugin):
         if begin < end and self._announced and call is not None and call.emit_deltas:
             span = (base + begin, base + end)
             delta = data[begin:end]
-            out.append(_fast_arguments_delta(self._name, delta, call.call_index, self._id, span))
+            out.append(call.arguments_delta(self._name, delta, span, self._id))
 
     def _break(self, at: int, why: str) -> int:
         """The layout broke at offset ``at``: the block ends there, malformed."""
@@ -374,12 +298,7 @@ class MistralPlugin(ParsePlugin):
     def _open_element(self, at: int) -> None:
         context = self._context
         assert context is not None
-        call = CallContext(
-            tool_registry=context.tool_registry,
-            xml_parser=context.xml_parser,
-            config=context.config,
-            call_index=context.next_call_index(),
-        )
+        call = CallContext(context)
         self._elements.append(_Element(HermesReader(call), at))
         self._expect_element = False
 
@@ -479,18 +398,11 @@ class MistralPlugin(ParsePlugin):
             return self._malformed(f"the arguments are not valid JSON ({exc})", block)
         model = call.tool_registry.get(self._name)
         if model is None:
-            known = ", ".join(sorted(call.tool_registry)) or "none"
-            return failure(
-                ErrorType.UNKNOWN_TOOL,
-                f"unknown tool {self._name!r} (registered: {known}); the call is not executed",
-                block,
-            )
+            return call.unknown_tool(self._name, block)
         if not isinstance(arguments, dict):  # pragma: no cover - the scanner saw an object
             return self._malformed("the arguments must be a JSON object", block)
-        result = validate_arguments(
-            self._name, model, arguments, validate=call.config.enable_xml_validation
-        )
-        events = call_event(call, self._name, result, block)
+        result = call.validate(self._name, model, arguments)
+        events = call.call(self._name, result, block)
         if self._id is None:
             return events
         # The id the model wrote ([CALL_ID]) goes with the call, for the tool's result.
@@ -548,81 +460,3 @@ _EXPECTED: Final = (
     f'{TOOL_CALLS}NAME{ARGS}{{"key": "value"}} or '
     f'{TOOL_CALLS} [{{"name": "NAME", "arguments": {{"key": "value"}}}}]'
 )
-
-
-# --- writing ---------------------------------------------------------------------------------
-
-
-def _json(value: Any) -> str:
-    """A value as the chat templates' ``tojson`` writes it (``", "`` and ``": "``)."""
-    return json.dumps(to_jsonable_python(value, by_alias=True), ensure_ascii=False)
-
-
-def _check_name(tool_name: str) -> None:
-    if not _NAME_CHARS.fullmatch(tool_name) or len(tool_name) > _MAX_NAME:
-        raise ValueError(f"the tool name {tool_name!r} cannot be written in the mistral format")
-
-
-class MistralDialect(Dialect):
-    """``[TOOL_CALLS]NAME[ARGS]{...}`` (v11+), and the v3 array ``[TOOL_CALLS] [{...}]``.
-
-    Both layouts are read; calls are written in the current one (v11+), as the chat
-    templates of Mistral Small 3.2, Magistral and Devstral render them.
-
-    Example:
-        >>> print(MistralDialect().format_call("read_file", {"path": "a.py"}))
-        [TOOL_CALLS]read_file[ARGS]{"path": "a.py"}
-        >>> print(MistralDialect().format_calls_v3([("read_file", {"path": "a.py"})]))
-        [TOOL_CALLS] [{"name": "read_file", "arguments": {"path": "a.py"}}]
-    """
-
-    name = "mistral"
-    title = "[TOOL_CALLS]NAME[ARGS]{json} or [TOOL_CALLS] [{json}, ...] (Mistral)"
-    plugin_key = "mistral"
-    thinking = MISTRAL_THINKING
-    tool_names = ToolNameRule(_NAME_CHARS.pattern, "letters, digits, '_', '-', '.' or ':'")
-    special_tokens = True  # its markers are special tokens: servers drop them unless asked
-
-    def make_plugin(self, names: tuple[str, ...]) -> Sequence[ParsePlugin]:
-        """A :class:`MistralPlugin`."""
-        return [MistralPlugin()]
-
-    def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
-        """Write ``[TOOL_CALLS]NAME[ARGS]`` and the arguments as one JSON object.
-
-        Values that are not JSON types (models, enums, paths, dates) are written as
-        their JSON form.  Parallel calls are these strings one after the other.
-
-        Raises:
-            ValueError: the tool's name holds characters a name cannot (the reader ends
-                a name at ``[``, ``{``, whitespace or a quote).
-        """
-        _check_name(tool_name)
-        return f"{TOOL_CALLS}{tool_name}{ARGS}{_json(dict(args))}"
-
-    def format_calls_v3(
-        self, calls: Sequence[tuple[str, Mapping[str, Any]]], ids: Sequence[str] = ()
-    ) -> str:
-        """Write calls in the v3 layout: ``[TOOL_CALLS] [{"name": ..., "arguments": ...}]``.
-
-        Args:
-            calls: (tool name, arguments) pairs, in order.
-            ids: the calls' ids (the v3 templates write nine alphanumeric characters),
-                one per call, or none.
-
-        Raises:
-            ValueError: a tool name cannot be written, or ``ids`` does not match ``calls``.
-        """
-        if ids and len(ids) != len(calls):
-            raise ValueError("give one id per call, or none")
-        items = []
-        for index, (tool_name, args) in enumerate(calls):
-            _check_name(tool_name)
-            item = f'{{"name": {_json(tool_name)}, "arguments": {_json(dict(args))}'
-            if ids:
-                item += f', "id": {_json(ids[index])}'
-            items.append(item + "}")
-        return f"{TOOL_CALLS} [{', '.join(items)}]"
-
-    def _instructions(self) -> str:
-        return "mistral_instructions"

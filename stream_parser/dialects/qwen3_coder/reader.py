@@ -1,22 +1,10 @@
-r"""The qwen3_coder dialect: XML-like function and parameter tags inside ``<tool_call>``.
+r"""The qwen3_coder reader: XML-like function and parameter tags inside ``<tool_call>``.
 
-Written by Qwen3-Coder (and served by vLLM's ``qwen3_coder`` parser)::
+It reads one wire format, whose rules (a value ends by what follows its closing tag; a
+missing ``</parameter>`` is recovered at a tag line) are one state machine: a cut would
+be an artificial seam through the value's states, so it stays whole, under 600 lines.
 
-    <tool_call>
-    <function=write_to_file>
-    <parameter=path>
-    src/app.py
-    </parameter>
-    <parameter=content>
-    print("hello")
-    </parameter>
-    </function>
-    </tool_call>
-
-Theory of operation
--------------------
-
-:class:`Qwen3CoderReader` is a small state machine over the block's content:
+Theory of operation.  :class:`Qwen3CoderReader` is a small state machine over the block's content:
 
 ``FUNCTION``
     Expects ``<function=NAME>`` (leading whitespace is skipped by the plugin).  Once the
@@ -63,56 +51,23 @@ A line break and the indentation after it are value as they come: the reader onl
 remembers that a line has begun (the run's ``line``), and if the line then opens a parameter,
 the value it ends loses that indentation (the line break stays, as the one the close
 would have followed).
-
-When the block closes, each value loses the format's framing: exactly one newline
-after ``<parameter=NAME>`` and one before ``</parameter>`` (``"\n    indented()\n\n"``
-is ``"    indented()\n"``), and nothing else.  Then the value rules of XML tool
-parameters apply, through
-:meth:`~stream_parser.core.xml_tools.XMLToolParser.build_instance`: raw parameters
-(``content``, ``diff``, ``ParserConfig.raw_params``, fields marked raw) arrive
-byte-exact, a value that is one CDATA section is unwrapped, scalars are stripped and
-converted by their fields' types.  A value that is ``null`` (whitespace around it aside)
-is None for a field whose type admits None, ``str | None`` included: the format writes
-None so, and vLLM's and llama.cpp's parsers read it back so.  For any other field it is
-the text ``null``.
-A parameter the tool does not have gives ``unknown_param`` and is dropped; one given
-twice (each closed) gives ``duplicate_param`` and the last value wins (rule 7).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Final
 
-from ..core.dialect_registry import Framing
-from ..core.events import (
-    ErrorType,
-    ParseEvent,
-    Span,
-    ToolCallStartEvent,
-    _fast_param_delta,
-)
-from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext, tag_stop
-from ..core.value_run import ValueRun
-from ..errors import ConfigError
-from ._base import (
+from ...core.events import ErrorType, ParseEvent
+from ...core.kit import (
     CallContext,
-    HeldStateReader,
-    call_event,
-    failure,
-    side_error,
-    value_text,
+    FastData,
+    PluginBlock,
+    Reader,
+    StateHandler,
+    ValueRun,
+    tag_stop,
 )
-from ._toolcall import (
-    ToolCallTagDialect,
-    call_too_large,
-    call_unclosed,
-    register_companion,
-    register_reader,
-)
-
-__all__ = ["BareFunctionPlugin", "Qwen3CoderDialect", "Qwen3CoderReader"]
 
 _FUNCTION_OPEN: Final = "<function="
 _FUNCTION_CLOSE: Final = "</function>"
@@ -143,8 +98,6 @@ _CUT_CLOSE: Final = tag_stop((_PARAM_CLOSE, _FUNCTION_CLOSE))
 """In a chunk without closing tags: the start of one cut by its end."""
 
 _FUNCTION, _BODY, _VALUE, _AFTER, _MALFORMED = range(5)
-_Handler = Callable[[str, int, int, list[ParseEvent]], tuple[int, bool]]
-"""A state's handler: ``(buf, pos, base, out) -> (new pos, wait for more input)``."""
 _WAIT: Final = -1  # an open tag's answer: the buffer ends before it can be decided
 _NO: Final = -2  # ... or it is not that tag
 # What a </function> inside a value is, by what follows it:
@@ -190,14 +143,14 @@ def _open_tag(buf: str, pos: int, prefix: str) -> tuple[int, str]:
     return gt + 1, name.strip()
 
 
-class Qwen3CoderReader(HeldStateReader):
+class Qwen3CoderReader(Reader):
     """Reads one qwen3_coder block: ``<function=NAME><parameter=P>v</parameter></function>``."""
 
     malformed_state = _MALFORMED
 
     def __init__(self, call: CallContext) -> None:
         super().__init__(call)
-        self._state = _FUNCTION
+        self.state = _FUNCTION
         self._ws_cap = call.config.buffer_keep_size
         self._deltas = call.emit_deltas
         self._tool = ""
@@ -218,17 +171,12 @@ class Qwen3CoderReader(HeldStateReader):
         self._given: set[str] = set()  # every parameter opened in this call
         # The value has just opened: its start counts as the start of a line.
         self._fresh = False
-        # The content fed so far ends with "</function>" and whitespace inside a value:
-        # the end tag, if it comes next, ends the value and the call.
-        self._pending_end = False
-        self._why = ""  # what made the block malformed ...
-        self._bad_at = 0  # ... and the offset in the stream where
-        self._handlers: dict[int, _Handler] = {
+        self._bad_at = 0  # where in the stream the block became malformed (``why``)
+        self.handlers: dict[int, StateHandler] = {
             _FUNCTION: self._in_function,
             _BODY: self._in_body,
             _VALUE: self._in_value,
             _AFTER: self._in_after,
-            _MALFORMED: self._in_malformed,
         }
 
     # --- streaming -----------------------------------------------------------------------
@@ -240,15 +188,9 @@ class Qwen3CoderReader(HeldStateReader):
             self._malformed("unexpected text after </function>", base + k)
         return n, True
 
-    def _in_malformed(
-        self, buf: str, pos: int, base: int, out: list[ParseEvent]
-    ) -> tuple[int, bool]:
-        return len(buf), True
-
     def _malformed(self, why: str, at: int) -> None:
         """The block cannot be read: ``why``, at offset ``at`` (shown in the message)."""
-        self._state = _MALFORMED
-        self._why = why
+        self.malformed(why)
         self._bad_at = at
 
     def _in_function(
@@ -266,12 +208,8 @@ class Qwen3CoderReader(HeldStateReader):
         if self._registered:
             self._known = call.xml_parser.param_names(name)
             self.announced = True
-            out.append(
-                ToolCallStartEvent(
-                    tool_name=name, call_index=call.call_index, span=(base + pos, base + end)
-                )
-            )
-        self._state = _BODY
+            out.append(call.start(name, (base + pos, base + end)))
+        self.state = _BODY
         return end, False
 
     def _in_body(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
@@ -284,7 +222,7 @@ class Qwen3CoderReader(HeldStateReader):
             self._open_param(name, (base + k, base + end), out)
             return end, False
         if buf.startswith(_FUNCTION_CLOSE, k):
-            self._state = _AFTER
+            self.state = _AFTER
             return k + len(_FUNCTION_CLOSE), False
         if end == _WAIT or (n - k < len(_FUNCTION_CLOSE) and _FUNCTION_CLOSE.startswith(buf[k:])):
             return k, True
@@ -297,7 +235,7 @@ class Qwen3CoderReader(HeldStateReader):
         self._param = name
         self._value_from = span[1]
         self._run.open(self._tool, name, self.call.call_index, span[1])
-        self._state = _VALUE
+        self.state = _VALUE
         self._fresh = True
         self._given.add(name)
         self._param_known = known = name in self._known
@@ -306,8 +244,7 @@ class Qwen3CoderReader(HeldStateReader):
         tool = self._tool
         if not known:
             out.append(
-                side_error(
-                    self.call,
+                self.call.side_error(
                     ErrorType.UNKNOWN_PARAM,
                     f"tool {tool!r} has no parameter {name!r}; it is ignored "
                     f"(parameters: {', '.join(sorted(self._known)) or 'none'})",
@@ -317,8 +254,7 @@ class Qwen3CoderReader(HeldStateReader):
             )
         elif name in self._params:
             out.append(
-                side_error(
-                    self.call,
+                self.call.side_error(
                     ErrorType.DUPLICATE_PARAM,
                     f"parameter {name!r} of tool {tool!r} is given twice; the last value wins",
                     span,
@@ -372,7 +308,7 @@ class Qwen3CoderReader(HeldStateReader):
                 if verdict is True:
                     self._take(buf, pos, s, base, out)
                     self._end_value()
-                    self._state = _BODY
+                    self.state = _BODY
                     return s + len(_PARAM_CLOSE), False
                 if verdict is None:  # wait for what follows the candidate
                     self._take(buf, pos, s, base, out)
@@ -499,12 +435,8 @@ class Qwen3CoderReader(HeldStateReader):
             self._run.end = base + end
             if self.call.emit_deltas:
                 out.append(
-                    _fast_param_delta(
-                        self._tool,
-                        self._param,
-                        buf[start:end],
-                        self.call.call_index,
-                        (base + start, base + end),
+                    self.call.param_delta(
+                        self._tool, self._param, buf[start:end], (base + start, base + end)
                     )
                 )
 
@@ -515,7 +447,7 @@ class Qwen3CoderReader(HeldStateReader):
         tag cut by the end of the last chunk (what may be a tag at the start of a line
         is left to the slow path).
         """
-        if self._state != _VALUE or self._fresh or self._pending_end:
+        if self.state != _VALUE or self._fresh or self._pending_end:
             return None
         hold = self._hold
         if hold and (self._run.line >= 0 or _cut_close(hold, 0) != len(hold)):
@@ -553,9 +485,7 @@ class Qwen3CoderReader(HeldStateReader):
         if self._param_known:
             run.end = end = start + len(data)
             if self._deltas:
-                out.append(
-                    _fast_param_delta(self._tool, self._param, data, run.call_index, (start, end))
-                )
+                out.append(self.call.param_delta(self._tool, self._param, data, (start, end)))
         self._arm()
         return True
 
@@ -579,9 +509,7 @@ class Qwen3CoderReader(HeldStateReader):
             run.end = end = start + cut
             if self._deltas:
                 piece = data[:cut]
-                out.append(
-                    _fast_param_delta(self._tool, self._param, piece, run.call_index, (start, end))
-                )
+                out.append(self.call.param_delta(self._tool, self._param, piece, (start, end)))
         self._hold = data[cut:]
         self._hold_start = start + cut
         self._run.armed = False  # the next chunk is read with the held text
@@ -593,7 +521,7 @@ class Qwen3CoderReader(HeldStateReader):
         In a value it ends the block only right after ``</function>`` and whitespace:
         the value's ``</parameter>`` is missing.
         """
-        return self._state != _VALUE or self._pending_end
+        return self.state != _VALUE or self._pending_end
 
     def function_ends(self) -> bool:
         """Whether a ``</function>`` after the content fed so far ends the call.
@@ -603,7 +531,7 @@ class Qwen3CoderReader(HeldStateReader):
         the start of a line (the value's ``</parameter>`` is missing); elsewhere in a
         value it is content.
         """
-        if self._state != _VALUE:
+        if self.state != _VALUE:
             return True
         hold = self._hold
         if hold.startswith(_PARAM_CLOSE):
@@ -615,7 +543,7 @@ class Qwen3CoderReader(HeldStateReader):
 
     def finish(self, block: PluginBlock) -> list[ParseEvent]:
         """Build the instance from the raw parameters, as for an XML tool call."""
-        state = self._state
+        state = self.state
         if state == _VALUE and self._pending_end:
             # "</function></tool_call>" ended a value whose </parameter> is missing.
             self._end_value()
@@ -624,24 +552,14 @@ class Qwen3CoderReader(HeldStateReader):
             if state == _MALFORMED:
                 # The text where reading stopped, taken from the block (not from the
                 # pieces it came in, so that the message does not depend on chunking).
-                why = f"{self._why}, found {block.between(self._bad_at, self._bad_at + 20)!r}"
+                why = f"{self.why}, found {block.between(self._bad_at, self._bad_at + 20)!r}"
             elif state == _FUNCTION:
                 why = "expected <function=NAME>"
             else:
                 why = f"</function> is missing in the call of {self._tool!r}"
-            return failure(
-                ErrorType.MALFORMED_TOOL,
-                f"malformed tool call: {why}; it is not executed and its text is delivered as text",
-                block,
-                call_index=self.error_index,
-            )
+            return self.malformed_call(why, block)
         if not self._registered:
-            known = ", ".join(sorted(self.call.tool_registry)) or "none"
-            return failure(
-                ErrorType.UNKNOWN_TOOL,
-                f"unknown tool {self._tool!r} (registered: {known}); the call is not executed",
-                block,
-            )
+            return self.call.unknown_tool(self._tool, block)
         xml_parser = self.call.xml_parser
         values: dict[str, str | None] = {}
         for name, (value_from, value_to) in self._params.items():
@@ -656,7 +574,7 @@ class Qwen3CoderReader(HeldStateReader):
             else:
                 values[name] = value  # a scalar: stripped and converted by its type
         result = xml_parser.build_instance(self._tool, values)
-        return call_event(self.call, self._tool, result, block)
+        return self.call.call(self._tool, result, block)
 
 
 _WS: Final = " \t\r\n"
@@ -665,12 +583,8 @@ _WS: Final = " \t\r\n"
 def _unframe(raw: str) -> str:
     r"""A value without the format's framing newlines, and nothing else removed.
 
-    The framing is the newline after ``<parameter=NAME>`` and the one before
-    ``</parameter>`` (each ``\n`` or ``\r\n``), when they are there.
-
-    Example:
-        >>> _unframe("\n    indented()\n\n")
-        '    indented()\n'
+    The framing: the newline (``\n`` or ``\r\n``) after ``<parameter=NAME>`` and the
+    one before ``</parameter>``, when they are there: ``"\n  x()\n\n"`` is ``"  x()\n"``.
     """
     if raw.startswith("\r\n"):
         raw = raw[2:]
@@ -681,160 +595,3 @@ def _unframe(raw: str) -> str:
     if raw.endswith("\n"):
         return raw[:-1]
     return raw
-
-
-class Qwen3CoderDialect(ToolCallTagDialect):
-    """``<tool_call><function=NAME><parameter=P>...</parameter></function></tool_call>``.
-
-    Example:
-        >>> print(Qwen3CoderDialect().format_call("read_file", {"path": "a.py"}))
-        <tool_call>
-        <function=read_file>
-        <parameter=path>
-        a.py
-        </parameter>
-        </function>
-        </tool_call>
-    """
-
-    name = "qwen3_coder"
-    parameter_tags = True
-    title = "<function=NAME> and <parameter=NAME> tags in <tool_call> tags (Qwen3-Coder)"
-
-    def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
-        """Write the call with each value on lines of its own, as Qwen3-Coder does.
-
-        Strings are verbatim; other values are JSON (None is ``null``).  The reader
-        removes the two framing newlines again: raw values (``content``, ``diff``...)
-        read back byte-exact, scalars stripped.
-
-        Raises:
-            ValueError: a value holds text the reader takes for the call's structure:
-                ``</parameter>`` followed by ``<parameter=`` or ``</function>``, a line
-                that starts with ``<parameter=``, or ``</function>`` followed by
-                ``</tool_call>``, ``<function=`` or ``<tool_call>``.
-        """
-        lines = ["<tool_call>", f"<function={tool_name}>"]
-        for param, value in args.items():
-            text = value_text(value)
-            if _ambiguous(text):
-                raise ValueError(
-                    f"parameter {param!r} of {tool_name!r} cannot be written in the "
-                    "qwen3_coder format: its value holds markup the reader would take "
-                    "for the call's structure (</parameter> followed by <parameter= or "
-                    "</function>, a line starting with <parameter=, or </function> "
-                    "followed by </tool_call>, <function= or <tool_call>)"
-                )
-            lines.append(f"<parameter={param}>\n{text}\n{_PARAM_CLOSE}")
-        lines += [_FUNCTION_CLOSE, "</tool_call>"]
-        return "\n".join(lines)
-
-    def _instructions(self) -> str:
-        return "qwen3_coder_instructions"
-
-
-_AMBIGUOUS: Final = re.compile(
-    r"</parameter>[ \t\r\n]*(?:<parameter=|</function>)"
-    r"|(?:^|\n)[ \t]*<parameter="
-    r"|</function>[ \t\r\n]*(?:<function=|<tool_call>|</tool_call>)"
-)
-
-
-def _ambiguous(text: str) -> bool:
-    """Would the reader take markup inside ``text`` for the structure of the call?"""
-    return _AMBIGUOUS.search(text) is not None
-
-
-class BareFunctionPlugin(ParsePlugin):
-    """Reads a qwen3_coder call written without ``<tool_call>``: ``<function=NAME>``....
-
-    Qwen3-Coder models sometimes leave out the ``<tool_call>`` line.  Such a call opens
-    at a ``<function=NAME>`` that starts a line, when the next non-whitespace character
-    is ``<`` (the guard of rule 3 against prose that mentions the tag; not right after
-    a backtick either), and closes with its ``</function>``; a stray ``</tool_call>``
-    right after it (on the next line, say) belongs to it.  The content is read by
-    :class:`Qwen3CoderReader`, with the same rules as inside ``<tool_call>``.
-    ``ParserConfig(dialect="qwen3_coder")`` registers one.
-
-    Args:
-        framing: the dialect's framing; its ``before_call`` opens the block too.
-    """
-
-    name = "qwen3_coder_function"
-    start_tags: tuple[str, ...] = (_FUNCTION_OPEN,)
-    end_tag = _FUNCTION_CLOSE
-    line_start_only = True
-    next_chars = "<"
-    named_start = True
-    trailing = (_TOOL_CALL_CLOSE, "\n" + _TOOL_CALL_CLOSE)
-
-    def __init__(self, framing: Framing | None = None) -> None:
-        if framing is not None and framing.before_call:
-            self.start_tags = (_FUNCTION_OPEN, framing.before_call + _FUNCTION_OPEN)
-        self._context: PluginContext | None = None
-        self._reader: Qwen3CoderReader | None = None
-
-    def bind(self, context: PluginContext) -> None:
-        """Keep the parser's registry, converter, configuration and call counter."""
-        self._context = context
-
-    def on_start(self, tag: str, span: Span) -> list[ParseEvent]:
-        """Reserve the call's index; the reader reads ``<function=`` as it would inside."""
-        context = self._context
-        if context is None:
-            raise ConfigError("BareFunctionPlugin was not registered with a parser")
-        call = CallContext(
-            tool_registry=context.tool_registry,
-            xml_parser=context.xml_parser,
-            config=context.config,
-            call_index=context.next_call_index(),
-        )
-        self._reader = reader = Qwen3CoderReader(call)
-        out: list[ParseEvent] = []
-        reader.feed(_FUNCTION_OPEN, span[1] - len(_FUNCTION_OPEN), out)
-        return out
-
-    def on_data(self, data: str, span: Span) -> list[ParseEvent]:
-        """Hand the content to the reader."""
-        assert self._reader is not None
-        out: list[ParseEvent] = []
-        self._reader.feed(data, span[0], out)
-        return out
-
-    def accepts_end(self) -> bool:
-        """Whether ``</function>`` ends the call (:meth:`Qwen3CoderReader.function_ends`)."""
-        return self._reader is None or self._reader.function_ends()
-
-    def fast_path(self) -> FastData | None:
-        """The reader's fast path; ``</function>`` may end a value (see ``accepts_end``)."""
-        fast = None if self._reader is None else self._reader.fast_path()
-        return None if fast is None else (fast[0], fast[1], False)
-
-    def value_run(self) -> ValueRun | None:
-        """The reader's open value, asked with its fast path."""
-        return None if self._reader is None else self._reader.value_run()
-
-    def on_end(self, block: PluginBlock) -> list[ParseEvent]:
-        """The call, or an error event and the block's raw text."""
-        reader = self._reader
-        self._reader = None
-        assert reader is not None
-        # The reader reads the end tag as it would inside <tool_call>.
-        reader.feed(_FUNCTION_CLOSE, block.span[1] - len(block.end_tag), [])
-        return reader.finish(block)
-
-    def on_too_large(self, block: PluginBlock) -> list[ParseEvent]:
-        """A ``tool_too_large`` error; the core delivers the block as text."""
-        reader = self._reader
-        self._reader = None
-        return call_too_large(block, reader, self._context)
-
-    def on_unclosed(self, block: PluginBlock) -> list[ParseEvent]:
-        """An ``unclosed_tool`` error and the block's raw text: never executed."""
-        reader = self._reader
-        self._reader = None
-        return call_unclosed(block, reader)
-
-
-register_reader("qwen3_coder", Qwen3CoderReader, first_chars="<[")
-register_companion("qwen3_coder", BareFunctionPlugin)

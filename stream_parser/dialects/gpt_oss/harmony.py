@@ -1,67 +1,8 @@
-r"""The gpt_oss dialect: OpenAI's Harmony format, as gpt-oss models write it.
+r"""The harmony reader: gpt-oss's messages, channels and calls in one wire format.
 
-A gpt-oss reply is a sequence of messages.  The chat template ends the prompt with
-``<|start|>assistant``, so a reply usually opens with the first message's channel::
-
-    <|channel|>analysis<|message|>The user wants a.py.<|end|>
-    <|start|>assistant<|channel|>commentary to=functions.read_file <|constrain|>json
-    <|message|>{"path": "a.py"}<|call|>
-
-(one line in the stream: no line breaks between the tokens).  A message is a header,
-``<|message|>``, its body, and an end token.  The header names the channel
-(``analysis``: reasoning; ``commentary``: preambles and calls; ``final``: the answer)
-and, for a tool call, the recipient ``to=functions.NAME``, after the channel or before
-it (the chat template renders history calls as ``<|start|>assistant
-to=functions.NAME<|channel|>commentary json<|message|>``), on any channel (models call
-from ``analysis`` too).  A call's body is its JSON arguments and it ends with
-``<|call|>``; other messages end with ``<|end|>`` (``<|return|>`` after the answer).
-
-Theory of operation
--------------------
-
-* **Reasoning** is the core's: the dialect registers ``<|channel|>analysis<|message|>``
-  (also with the ``<|start|>assistant`` before it, and the ``<|end|>`` of a previous
-  message) as thinking tags closed by ``<|end|>`` (:data:`GPT_OSS_THINKING`), so the
-  analysis streams as thinking events, however long it is.
-* **Everything else** is read by one :class:`HarmonyPlugin`, whose blocks end where it
-  says (``ends_at``) or at ``<|call|>``:
-
-  - a *header* opens at ``<|start|>``, ``<|channel|>`` or ``<|end|><|start|>`` and runs to
-    ``<|message|>``.  Without a recipient it is framing (a
-    :class:`~stream_parser.core.events.FramingEvent`: never text) and the block ends
-    after ``<|message|>``, so the body of a ``final`` or ``commentary`` message streams
-    on as ordinary text.  A header that meets a line break, or grows past 512
-    characters, was not a header: its text is text;
-  - with a recipient the block goes on with the body: the call is announced
-    (:class:`~stream_parser.core.events.ToolCallStartEvent`, for a registered tool) and
-    the body streams verbatim as
-    :class:`~stream_parser.core.events.ToolArgumentsDeltaEvent`\ s.  The core's
-    :class:`~stream_parser.core.json_scan.JsonScanner` follows the JSON as it arrives
-    (constant work per character; the plugin feeds it up to each ``<`` and asks
-    whether that ``<`` is inside a string): ``<|call|>`` inside a string is content;
-    outside one it ends the call.  Outside a string a ``<`` cannot be JSON, so the body
-    ends there too: ``<|end|>`` and ``<|return|>`` (which some models write instead of
-    ``<|call|>``) belong to the call, any other token (the next message's
-    ``<|start|>``) starts the next block.  Quotes open strings in the whole body, also
-    in text before or after the JSON value (a body cut after ``{...}, "x`` is inside a
-    string, so it is not a whole call): the scanner is opened with a ``[`` of its own,
-    so that the body is always nested in it, and opened afresh when a stray bracket
-    closes it;
-  - a lone ``<|call|>``, ``<|return|>``, ``<|message|>`` or ``<|constrain|>`` is framing.
-
-When a call closes its body is parsed once and validated by the tool's model (Pydantic's
-lax mode, as hermes), giving a :class:`~stream_parser.core.events.ToolCallEvent` or an
-error followed by the call's raw text: ``unknown_tool``, ``malformed_tool`` (not one
-JSON object, or text after it), ``invalid_params``.  The tool is the recipient without
-``functions.``; a name that is not registered but is one with ``json`` glued to it
-(``to=functions.shelljson``) is that tool.  A body that is a JSON string holding the
-object (the template's ``tojson`` of arguments given as a string) is read too, and a
-string given for a field that takes only lists, dicts or models is read as that value.
-
-Servers do not send the ``<|call|>`` stop token, so the last call may end with the
-stream: it runs when its body is a complete JSON object and the stream was not cut
-(``finish_reason`` ``"length"``, a stream error); otherwise it is ``unclosed_tool``.
-Every decision depends on the characters only, never on how they were chunked.
+It reads one wire format (harmony's message grammar: a header, a channel, a recipient,
+a body) whose parts decide one another, so :class:`HarmonyPlugin` is one state machine
+and this module stays whole, under 600 lines.  See the package for the format.
 """
 
 from __future__ import annotations
@@ -69,46 +10,35 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
 from pydantic import BaseModel
-from pydantic_core import to_jsonable_python
 
-from ..core.dialect_registry import ThinkingFormat
-from ..core.events import (
+from ...core.events import (
     ErrorType,
     FramingEvent,
     ParseErrorEvent,
     ParseEvent,
     Span,
     TextOutputEvent,
-    ToolCallStartEvent,
-    _fast_arguments_delta,
 )
-from ..core.json_scan import JsonMark, JsonScanner
-from ..core.plugins import FastData, ParsePlugin, PluginBlock, PluginContext, refuse_chunk
-from ..core.value_run import ValueRun
-from ..errors import ConfigError
-from ..schema.classify import CONTAINER_KINDS, STRUCTURED_KINDS, Kind, classify
-from ..schema.coerce import coerce_value
-from ._base import CallContext, Dialect, call_event, failure, validate_arguments
-from ._toolcall import call_too_large
-
-__all__ = [
-    "ANALYSIS_HEADER",
-    "CALL",
-    "CHANNEL",
-    "CONSTRAIN",
-    "END",
-    "GPT_OSS_THINKING",
-    "MESSAGE",
-    "RETURN",
-    "START",
-    "GptOssDialect",
-    "HarmonyPlugin",
-]
+from ...core.kit import (
+    CallContext,
+    FastData,
+    JsonMark,
+    JsonScanner,
+    ParsePlugin,
+    PluginBlock,
+    PluginContext,
+    ValueRun,
+    call_too_large,
+    failure,
+    refuse_chunk,
+)
+from ...errors import ConfigError
+from ...schema.classify import CONTAINER_KINDS, STRUCTURED_KINDS, Kind, classify
+from ...schema.coerce import coerce_value
 
 START: Final = "<|start|>"
 """Opens a message's header (followed by the role, ``assistant``)."""
@@ -128,14 +58,6 @@ RETURN: Final = "<|return|>"
 ANALYSIS_HEADER: Final = f"{CHANNEL}analysis{MESSAGE}"
 """The header of a reasoning message, as the model writes it."""
 
-GPT_OSS_THINKING: Final = ThinkingFormat(
-    (
-        (ANALYSIS_HEADER, END),
-        (f"{START}assistant{ANALYSIS_HEADER}", END),
-        (f"{END}{START}assistant{ANALYSIS_HEADER}", END),
-    )
-)
-"""Reasoning: an ``analysis`` message (with the header before it, if any) up to ``<|end|>``."""
 
 _MARKS: Final = (CALL, RETURN, MESSAGE, CONSTRAIN)  # framing by themselves
 _BODY_ENDS: Final = (END, RETURN)  # end a call's body besides <|call|>, and belong to it
@@ -282,9 +204,7 @@ class HarmonyPlugin(ParsePlugin):
         if self._name in call.tool_registry:
             self._announced = True
             span = (self._start + found.start(1), self._start + found.end(1))
-            out.append(
-                ToolCallStartEvent(tool_name=self._name, call_index=call.call_index, span=span)
-            )
+            out.append(call.start(self._name, span))
 
     def _new_call(self, found: re.Match[str]) -> CallContext:
         """Reserve the call's index and remember the tool's name."""
@@ -297,12 +217,7 @@ class HarmonyPlugin(ParsePlugin):
             # "to=functions.shelljson": the format's "json" written without its space.
             name = glued
         self._name = name
-        self._call = CallContext(
-            tool_registry=context.tool_registry,
-            xml_parser=context.xml_parser,
-            config=context.config,
-            call_index=context.next_call_index(),
-        )
+        self._call = CallContext(context)
         return self._call
 
     # --- the body ------------------------------------------------------------------------
@@ -438,7 +353,7 @@ class HarmonyPlugin(ParsePlugin):
         if not text or not self._announced or call is None or not call.emit_deltas:
             return
         span = (start, start + len(text))
-        out.append(_fast_arguments_delta(self._name, text, call.call_index, None, span))
+        out.append(call.arguments_delta(self._name, text, span))
 
     # --- the outcome ---------------------------------------------------------------------
 
@@ -518,12 +433,7 @@ class HarmonyPlugin(ParsePlugin):
         assert call is not None
         model = call.tool_registry.get(self._name)
         if model is None:
-            known = ", ".join(sorted(call.tool_registry)) or "none"
-            return failure(
-                ErrorType.UNKNOWN_TOOL,
-                f"unknown tool {self._name!r} (registered: {known}); the call is not executed",
-                block,
-            )
+            return call.unknown_tool(self._name, block)
         if self._junk:
             return self._malformed("the tool call's arguments end with an unknown token", block)
         body = self._body(block)
@@ -546,10 +456,8 @@ class HarmonyPlugin(ParsePlugin):
         if not isinstance(data, dict):
             return self._malformed("the tool call's arguments must be a JSON object", block)
         _structure_strings(model, data)
-        result = validate_arguments(
-            self._name, model, data, validate=call.config.enable_xml_validation
-        )
-        return call_event(call, self._name, result, block)
+        result = call.validate(self._name, model, data)
+        return call.call(self._name, result, block)
 
     def _malformed(self, why: str, block: PluginBlock) -> list[ParseEvent]:
         """A call whose arguments cannot be read: ``malformed_tool``, never executed."""
@@ -605,49 +513,3 @@ def _structure_strings(model: type[BaseModel], arguments: dict[str, Any]) -> Non
         annotation = fields.get(key)
         if isinstance(value, str) and annotation is not None and _takes_structure(annotation):
             arguments[key] = coerce_value(value, annotation)
-
-
-class GptOssDialect(Dialect):
-    """OpenAI Harmony (gpt-oss): calls are messages to ``functions.NAME``.
-
-    Example:
-        >>> call = GptOssDialect().format_call("read_file", {"path": "a.py"})
-        >>> for part in call.split("<|message|>"):
-        ...     print(part)
-        <|start|>assistant to=functions.read_file<|channel|>commentary json
-        {"path": "a.py"}<|call|>
-    """
-
-    name = "gpt_oss"
-    title = "OpenAI Harmony messages: a call is a message to functions.NAME (gpt-oss)"
-    plugin_key = "harmony"
-    thinking = GPT_OSS_THINKING
-    special_tokens = True  # its markers are special tokens: servers drop them unless asked
-
-    def make_plugin(self, names: tuple[str, ...]) -> Sequence[ParsePlugin]:
-        """One :class:`HarmonyPlugin`."""
-        return [HarmonyPlugin()]
-
-    def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
-        """Write the call as the gpt-oss chat template renders one in the history.
-
-        ``<|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>``, the
-        arguments as JSON (the template's ``tojson``: ``", "`` and ``": "``, non-ASCII
-        kept), ``<|call|>``.
-
-        Raises:
-            ValueError: the tool's name holds whitespace or ``<`` (the reader would end
-                the recipient there).
-        """
-        if not tool_name or _NAME_FORBIDDEN.search(tool_name):
-            raise ValueError(
-                f"a gpt_oss tool name cannot be empty or hold whitespace or '<': {tool_name!r}"
-            )
-        arguments = json.dumps(to_jsonable_python(dict(args), by_alias=True), ensure_ascii=False)
-        return (
-            f"{START}assistant to={_FUNCTIONS}{tool_name}{CHANNEL}commentary json{MESSAGE}"
-            f"{arguments}{CALL}"
-        )
-
-    def _instructions(self) -> str:
-        return "gpt_oss_instructions"

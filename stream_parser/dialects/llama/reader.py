@@ -1,67 +1,16 @@
-r"""The llama dialect: Llama 3.x JSON calls and Llama 4 pythonic calls, as the whole reply.
+r"""The llama reader: a reply that is a bare JSON call, or a list of pythonic calls.
 
-Llama models write a tool call as the reply itself, with no tag around it:
-
-* **Llama 3.x (JSON).**  ``{"name": "read_file", "parameters": {"path": "a.py"}}``
-  (``"arguments"`` is accepted too), optionally after ``<|python_tag|>`` (or, from Llama
-  4, inside ``<|python_start|>`` ... ``<|python_end|>``).  Several calls are objects
-  separated by ``;`` and/or whitespace.
-* **Llama 4 pythonic.**  ``[read_file(path='a.py'), search(query="x", max_results=3)]``:
-  a Python list of calls with keyword arguments whose values are Python literals.
-
-Theory of operation
--------------------
-
-:class:`LlamaPlugin` claims ``{``, ``[``, ``<|python_tag|>`` and ``<|python_start|>``
-with ``reply_start_only``: they open a block only when nothing but whitespace (and
-thinking) came before them in the reply.  The block has no end tag; the plugin ends it
-itself (``ends_at``), where the JSON object or the bracket list ends.  A JSON object is
-followed by the core's :class:`~stream_parser.core.json_scan.JsonScanner`, which reports
-where it ends; the pythonic list by its own tracking of Python strings (both quotes)
-and brackets.  Both do constant work per character.  After a JSON call, whitespace and
-``;`` stay in the block, and another ``{`` is the next parallel call; the first other
-character ends the block and is read as ordinary input.  The end-of-message tokens
-(``<|python_end|>``, ``<|eom_id|>``, ``<|eot_id|>``, Llama 4's ``<|eom|>`` and
-``<|eot|>``) are framing wherever they come (:class:`LlamaEndMarkers`), never text.
-
-Each JSON object is followed while it streams by a
-:class:`~stream_parser.dialects.hermes.HermesReader` (the same JSON call object as
-hermes), so the call is announced when its name is known and its arguments stream as
-:class:`~stream_parser.core.events.ToolArgumentsDeltaEvent`\ s.  These events are held
-until the object has shown both its name and an ``"arguments"``/``"parameters"`` key:
-only then is it a call.  A pythonic call is announced when ``name(`` has arrived, and
-the source of each keyword value streams verbatim as
-:class:`~stream_parser.core.events.ToolParamDeltaEvent`\ s (``'a.py'``, quotes
-included); the converted values come with the call.
-
-**JSON is also an answer.**  A typed answer is JSON too, so a block is a call only when
-it was opened by ``<|python_tag|>``/``<|python_start|>``, or when one of its objects has
-a registered tool's name and an arguments key (for the pythonic list: one element calls
-a registered tool).  Any other block is delivered as text, losslessly, without an error.
-In a call block every object (or list element) has its own outcome: a
-:class:`~stream_parser.core.events.ToolCallEvent` spanning it, or an error and its text
-(``unknown_tool``, ``malformed_tool``, ``invalid_params``); tags, separators and end
-markers are :class:`~stream_parser.core.events.FramingEvent`\ s.  A call block that the
-stream ends inside is ``unclosed_tool`` and never runs.
-
-Pythonic elements are parsed with :func:`ast.parse` once they are complete, and only
-calls of a plain name with keyword arguments whose values are literals (strings,
-numbers, ``True``/``False``/``None``, ``true``/``false``/``null``, lists, tuples, dicts,
-a sign before a number) are accepted, to a bounded depth.  Nothing is ever evaluated.
+:class:`LlamaPlugin` reads the call that opens a reply: ``{"name": ..., "parameters":
+...}`` (each object followed with the hermes reader) or ``[name(...), ...]`` (each
+element read by :mod:`.pythonic` once whole).  See the package for the format.
 """
 
 from __future__ import annotations
 
-import ast
-import dataclasses
-import json
 import re
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
-from pydantic_core import to_jsonable_python
-
-from ..core.events import (
+from ...core.events import (
     ErrorType,
     FramingEvent,
     ParseErrorEvent,
@@ -71,35 +20,24 @@ from ..core.events import (
     ToolParamDeltaEvent,
     shorten_context,
 )
-from ..core.json_scan import JsonScanner
-from ..core.plugins import ParsePlugin, PluginBlock
-from ..errors import InternalError
-from ..prompts.text import Templates, say
-from ._base import CallContext, Dialect, call_event, failure, validate_arguments
-from .hermes import HermesReader
+from ...core.kit import (
+    CallContext,
+    ParsePlugin,
+    PluginBlock,
+    failure,
+)
+from ..hermes import HermesReader
 
 if TYPE_CHECKING:
-    from ..core.events import Span
-    from ..core.plugins import FastData, PluginContext
-    from ..core.value_run import ValueRun
-
-__all__ = [
-    "CALL_TAGS",
-    "END_MARKERS",
-    "LlamaDialect",
-    "LlamaEndMarkers",
-    "LlamaPlugin",
-    "format_pythonic_call",
-    "parse_pythonic_call",
-]
+    from ...core.events import Span
+    from ...core.kit import FastData, PluginContext, ValueRun
+from .json_call import _indexed, _Object
+from .pythonic import parse_pythonic_call
 
 CALL_TAGS: Final = ("<|python_tag|>", "<|python_start|>")
 """Special tokens that announce a call: what follows is a call, whatever its name."""
 
-END_MARKERS: Final = ("<|python_end|>", "<|eom_id|>", "<|eot_id|>", "<|eom|>", "<|eot|>")
-"""End-of-message tokens: framing wherever they come (:class:`LlamaEndMarkers`)."""
 
-_MAX_DEPTH: Final = 64  # nesting of a pythonic argument value
 _NAME_MAX: Final = 256
 _PY_STOP: Final = re.compile(r"""["'{}\[\]()]""")
 _VALUE_STOP: Final = re.compile(r"""["'{}\[\](),]""")  # a keyword value's end, too
@@ -110,40 +48,6 @@ _WS: Final = frozenset(" \t\r\n")
 _TAG, _JSON, _LIST, _AFTER = range(4)
 _OPEN: Final = frozenset("{[(")
 _CLOSE: Final = frozenset("}])")
-
-
-class _Object:
-    """One JSON object of a block: a scanner finds its end, a hermes reader reads it."""
-
-    __slots__ = ("held", "reader", "scanner", "start")
-
-    def __init__(self, reader: HermesReader, start: int) -> None:
-        self.reader = reader
-        # The reader has a scanner of its own, but it cannot say where in a piece the
-        # object ended; this one is fed the same text and reports it.
-        self.scanner = JsonScanner(keep_text=False)
-        self.start = start
-        self.held: list[ParseEvent] = []  # events held until the object is a call
-
-    def caught_up(self) -> JsonScanner:
-        """The scanner, once it has taken the chunks of the fast path.
-
-        The reader's fast-path function skipped them with the reader's scanner; this
-        one, fed the same text from the same start, never saw them and follows it.
-        """
-        scanner = self.scanner
-        if not scanner.follow(self.reader.scanner):
-            raise InternalError("the object's scanners disagree about the fast path")
-        return scanner
-
-    @property
-    def call_shaped(self) -> bool:
-        """It has shown a name and an arguments key: it is a call, not an answer."""
-        return self.reader.is_call_shaped
-
-    @property
-    def name(self) -> str | None:
-        return self.reader.name
 
 
 class LlamaPlugin(ParsePlugin):
@@ -216,9 +120,7 @@ class LlamaPlugin(ParsePlugin):
             segments.append(("framing", start, end))
 
     def _open_object(self, at: int, out: list[ParseEvent]) -> None:
-        call = CallContext(
-            self.context.tool_registry, self.context.xml_parser, self.context.config, -1
-        )
+        call = CallContext(self.context, -1)
         self._object = _Object(HermesReader(call), at)
         self._object.scanner.feed("{")
         self._feed_object("{", at, out)
@@ -586,189 +488,10 @@ class LlamaPlugin(ParsePlugin):
                 call_index=index,
             )
         name, arguments = parsed
-        model = self.context.tool_registry.get(name)
+        call = CallContext(self.context, -1 if index is None else index)
+        model = call.tool_registry.get(name)
         if model is None:
-            known = ", ".join(sorted(self.context.tool_registry)) or "none"
-            return failure(
-                ErrorType.UNKNOWN_TOOL,
-                f"unknown tool {name!r} (registered: {known}); the call is not executed",
-                piece,
-            )
-        if index is None:  # pragma: no cover - a registered name( is always announced
-            index = self.context.next_call_index()
-        call = CallContext(
-            self.context.tool_registry, self.context.xml_parser, self.context.config, index
-        )
-        result = validate_arguments(
-            name, model, arguments, validate=self.context.config.enable_xml_validation
-        )
-        return call_event(call, name, result, piece)
-
-
-class LlamaEndMarkers(ParsePlugin):
-    """Llama's end-of-message tokens, wherever they come: framing, never text.
-
-    Each block is its marker alone (``ends_at`` right after the start tag), read as a
-    :class:`~stream_parser.core.events.FramingEvent`; being framing, it does not end
-    the start of the reply.
-    """
-
-    name = "llama_end"
-    start_tags = END_MARKERS
-    end_tag = ""
-    is_framing = True
-
-    def __init__(self) -> None:
-        self._end: int | None = None
-
-    def on_start(self, tag: str, span: Span) -> list[ParseEvent]:  # noqa: D102
-        self._end = span[1]
-        return []
-
-    def ends_at(self) -> int | None:  # noqa: D102
-        return self._end
-
-    def on_end(self, block: PluginBlock) -> list[ParseEvent]:  # noqa: D102
-        return [FramingEvent(text=block.raw, span=block.span)]
-
-
-def _indexed(event: ParseEvent, index: int) -> ParseEvent:
-    """A held event with the call index reserved when the object proved a call."""
-    if hasattr(event, "call_index"):
-        return dataclasses.replace(event, call_index=index)  # type: ignore[type-var]
-    return event  # pragma: no cover - the reader holds only call events
-
-
-_JSON_NAMES: Final[Mapping[str, object]] = {"true": True, "false": False, "null": None}
-
-
-def parse_pythonic_call(text: str) -> tuple[str, dict[str, Any]] | str:
-    """One pythonic call ``name(a=1, b='x')``: its name and arguments, or why not.
-
-    Parsed with :func:`ast.parse` and read node by node: only literal values are
-    accepted, nothing is evaluated.
-
-    Example:
-        >>> parse_pythonic_call("search(query='a b', max_results=-3, tags=[True, None])")
-        ('search', {'query': 'a b', 'max_results': -3, 'tags': [True, None]})
-        >>> parse_pythonic_call("search(__import__('os'))")
-        'passes positional arguments'
-    """
-    try:
-        node = ast.parse(text.strip(), mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
-        return f"is not a Python call ({type(exc).__name__})"
-    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
-        return "is not a call of a tool name"
-    if node.args:
-        return "passes positional arguments"
-    arguments: dict[str, Any] = {}
-    for keyword in node.keywords:
-        if keyword.arg is None:
-            return "unpacks arguments with **"
-        if keyword.arg in arguments:
-            return f"gives {keyword.arg!r} twice"
-        try:
-            arguments[keyword.arg] = _literal(keyword.value, 0)
-        except (ValueError, RecursionError) as exc:
-            return f"gives {keyword.arg!r} a value that is not a literal ({exc})"
-    return node.func.id, arguments
-
-
-def _literal(node: ast.expr, depth: int) -> Any:
-    """The value of a literal node (never evaluated); ValueError for anything else."""
-    if depth > _MAX_DEPTH:
-        raise ValueError("nested too deeply")
-    if isinstance(node, ast.Constant):
-        value = node.value
-        if value is None or isinstance(value, (str, bool, int, float)):
-            return value
-        raise ValueError(type(value).__name__)
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return [_literal(item, depth + 1) for item in node.elts]
-    if isinstance(node, ast.Dict):
-        result: dict[Any, Any] = {}
-        for key_node, value_node in zip(node.keys, node.values, strict=True):
-            if key_node is None:
-                raise ValueError("** in a dict")
-            key = _literal(key_node, depth + 1)
-            if isinstance(key, (list, dict)):
-                raise ValueError("a dict key that is not a scalar")
-            result[key] = _literal(value_node, depth + 1)
-        return result
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, (ast.USub, ast.UAdd))
-        and isinstance(node.operand, ast.Constant)
-        and isinstance(node.operand.value, (int, float))
-        and not isinstance(node.operand.value, bool)
-    ):
-        number = node.operand.value
-        return -number if isinstance(node.op, ast.USub) else number
-    if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
-        return _JSON_NAMES[node.id]
-    raise ValueError(type(node).__name__)
-
-
-def _python_literal(value: Any) -> str:
-    """A JSON-able value as Python source: what :func:`_literal` reads back."""
-    if isinstance(value, dict):
-        items = ", ".join(f"{_python_literal(k)}: {_python_literal(v)}" for k, v in value.items())
-        return "{" + items + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_python_literal(v) for v in value) + "]"
-    return repr(value)  # str, int, float, bool, None
-
-
-def format_pythonic_call(calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
-    """Write calls as a Llama 4 pythonic list, ``[f(a=1), g(b='x')]``.
-
-    Example:
-        >>> print(format_pythonic_call([("search", {"query": "x", "max_results": 3})]))
-        [search(query='x', max_results=3)]
-    """
-    written = []
-    for name, args in calls:
-        values = to_jsonable_python(dict(args))
-        params = ", ".join(f"{key}={_python_literal(value)}" for key, value in values.items())
-        written.append(f"{name}({params})")
-    return "[" + ", ".join(written) + "]"
-
-
-class LlamaDialect(Dialect):
-    """Llama's calls: ``{"name": ..., "parameters": {...}}`` or ``[f(a=1)]``, the whole reply.
-
-    Example:
-        >>> print(LlamaDialect().format_call("read_file", {"path": "a.py"}))
-        {"name": "read_file", "parameters": {"path": "a.py"}}
-    """
-
-    name = "llama"
-    title = "the reply is a JSON call (Llama 3.x) or a pythonic list of calls (Llama 4)"
-    plugin_key = "llama"
-    special_tokens = True  # <|python_tag|> and the end markers are special tokens
-
-    def make_plugin(self, names: tuple[str, ...]) -> list[ParsePlugin]:  # noqa: D102
-        return [LlamaPlugin(), LlamaEndMarkers()]
-
-    def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
-        """Write the call as the Llama 3.1 chat template renders one (``tojson`` arguments)."""
-        arguments = json.dumps(to_jsonable_python(dict(args)), ensure_ascii=False)
-        return f'{{"name": "{tool_name}", "parameters": {arguments}}}'
-
-    def _instructions(self) -> str:
-        return "llama_instructions"
-
-    def usage_instructions(  # noqa: D102
-        self,
-        example_tool: str = "tool_name",
-        example_args: Mapping[str, Any] | None = None,
-        *,
-        language: str = "en",
-        templates: Templates = None,
-    ) -> str:
-        # The format's own rules replace the generic ones: a call is the whole reply.
-        example = self.format_call(
-            example_tool, {"parameter_name": "value"} if example_args is None else example_args
-        )
-        return f"{say(self._instructions(), language, templates)}\n\n{example}"
+            return call.unknown_tool(name, piece)
+        if call.call_index < 0:  # pragma: no cover - a registered name( is always announced
+            call.call_index = self.context.next_call_index()
+        return call.call(name, call.validate(name, model, arguments), piece)

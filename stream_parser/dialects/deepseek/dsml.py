@@ -1,0 +1,330 @@
+# ruff: noqa: RUF001, RUF002, RUF003  (the format's markers are fullwidth characters)
+r"""DeepSeek V3.2 / V4 "DSML": XML-like tags, one per parameter.
+
+:class:`DsmlReader` reads the ``invoke`` elements of a DSML section, each parameter's
+value streamed up to its closing tag (``string="false"`` values are JSON); the writer
+refuses a value that would read back as the format's structure.  See the package.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from pydantic_core import to_jsonable_python
+
+from ...core.events import ErrorType, ParseEvent, Span
+from ...core.kit import (
+    FastData,
+    PluginBlock,
+    PluginContext,
+)
+from ...errors import ConfigError
+from .section import (
+    _ATTRIBUTE,
+    _CLOSE,
+    _CLOSE_STOP,
+    _DECODER,
+    _DSML_TAG_START,
+    _INVOKE_CLOSE,
+    _INVOKE_OPEN,
+    _OPEN,
+    _PARAM_CLOSES,
+    _PARAM_OPEN,
+    _TAG_MAX,
+    _WS,
+    _WS_RUN,
+    DSML,
+    DSML_SECTIONS,
+    _Call,
+    _partial,
+    _SectionPlugin,
+    _SectionReader,
+)
+
+_D_GAP, _D_BODY, _D_VALUE, _D_BAD = range(4)
+
+
+class DsmlReader(_SectionReader):
+    """Reads a DSML section: ``invoke`` elements holding ``parameter`` elements."""
+
+    def __init__(self, context: PluginContext) -> None:
+        super().__init__(context)
+        self._state = _D_GAP
+        self._ws_cap = context.config.buffer_keep_size
+        self._param = ""
+        self._string = ""
+        self._param_known = False
+        self._value_from = 0  # where the open value begins ...
+        self._value_to = 0  # ... and where what was taken of it ends
+        self._known: frozenset[str] = frozenset()
+
+    def _tag(self, buf: str, k: int) -> tuple[int, str]:
+        """The DSML tag at ``buf[k:]``: ``(end, text)``; ``end`` -1: wait, -2: no tag."""
+        n = len(buf)
+        m = _DSML_TAG_START.match(buf, k)
+        if m is None:
+            rest = buf[k : k + len(_CLOSE)]
+            if k + len(rest) == n and (_OPEN.startswith(rest) or _CLOSE.startswith(rest)):
+                return -1, ""
+            return -2, ""
+        gt = buf.find(">", m.end(), k + _TAG_MAX)
+        # A "<" before the tag's ">" starts another tag: this one is no tag, whether its
+        # ">" has arrived yet or not (so the reading does not depend on the chunking).
+        if buf.find("<", m.end(), gt if gt >= 0 else min(n, k + _TAG_MAX)) >= 0:
+            return -2, ""
+        if gt < 0:
+            return (-1, "") if n - k < _TAG_MAX else (-2, "")
+        return gt + 1, buf[k : gt + 1]
+
+    def _step(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        state = self._state
+        if state == _D_VALUE:
+            return self._in_value(buf, pos, base, out)
+        n = len(buf)
+        if state in (_D_GAP, _D_BAD):
+            i = buf.find(_CLOSE if state == _D_BAD else _OPEN, pos)
+            if i < 0:
+                return n - _partial(buf, pos, (_OPEN, _CLOSE)), True
+            end, tag = self._tag(buf, i)
+            if end == -1:
+                return i, True
+            if end == -2:
+                return i + 1, False
+            if state == _D_BAD:
+                if _INVOKE_CLOSE.match(tag):
+                    self._close_call(base + end)
+                    self._state = _D_GAP
+                return end, False
+            m = _INVOKE_OPEN.match(tag)
+            if m is not None:
+                self._start_invoke(m.group(1), i, end, base, out)
+            return end, False
+        # _D_BODY: between parameters.
+        k = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
+        if k == n:
+            return k, True
+        end, tag = self._tag(buf, k)
+        if end == -1:
+            return k, True
+        if end == -2:
+            self._fail(f"unexpected text in the call of {self.current_name()!r}")
+            self._state = _D_BAD
+            return k, False
+        if _INVOKE_CLOSE.match(tag):
+            self._close_call(base + end)
+            self._state = _D_GAP
+            return end, False
+        m = _INVOKE_OPEN.match(tag)
+        if m is not None:  # the previous call's </｜DSML｜invoke> is missing
+            self._close_call(base + k)
+            self._start_invoke(m.group(1), k, end, base, out)
+            return end, False
+        m = _PARAM_OPEN.match(tag)
+        attributes = dict(_ATTRIBUTE.findall(m.group(1))) if m is not None else {}
+        name = attributes.get("name", "").strip()
+        if not name:
+            self._fail(f"unexpected markup in the call of {self.current_name()!r}")
+            self._state = _D_BAD
+            return k, False
+        self._open_param(name, attributes.get("string", ""), (base + k, base + end), out)
+        return end, False
+
+    def current_name(self) -> str:
+        """The name of the open call ("" when none)."""
+        call = self.current
+        return "" if call is None or call.name is None else call.name
+
+    def _start_invoke(self, name: str, at: int, end: int, base: int, out: list[ParseEvent]) -> None:
+        self._open_call(base + at)
+        name = name.strip()
+        if not name:
+            self._fail("the invoke tag names no tool")
+            self._state = _D_BAD
+            return
+        self._announce(name, (base + at, base + end), out)
+        call = self.current
+        assert call is not None
+        self._known = call.call.xml_parser.param_names(name) if call.announced else frozenset()
+        self._state = _D_BODY
+
+    def _open_param(self, name: str, string: str, span: Span, out: list[ParseEvent]) -> None:
+        call = self.current
+        assert call is not None
+        self._param = name
+        self._string = string
+        self._value_from = self._value_to = span[1]
+        self._state = _D_VALUE
+        self._param_known = known = name in self._known
+        if not call.announced:
+            return
+        if not known:
+            out.append(
+                call.call.side_error(
+                    ErrorType.UNKNOWN_PARAM,
+                    f"tool {call.name!r} has no parameter {name!r}; it is ignored "
+                    f"(parameters: {', '.join(sorted(self._known)) or 'none'})",
+                    span,
+                    f'parameter name="{name}"',
+                )
+            )
+        elif name in call.params:
+            out.append(
+                call.call.side_error(
+                    ErrorType.DUPLICATE_PARAM,
+                    f"parameter {name!r} of tool {call.name!r} is given twice; the last value wins",
+                    span,
+                    f'parameter name="{name}"',
+                )
+            )
+
+    def _in_value(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        n = len(buf)
+        search = pos
+        while True:
+            c = buf.find(_CLOSE, search)
+            if c < 0:
+                stop = n - _partial(buf, search, (_CLOSE,))
+                self._take(buf, pos, stop, base, out)
+                return stop, True
+            close = next((t for t in _PARAM_CLOSES if buf.startswith(t, c)), "")
+            if not close:
+                rest = buf[c:]
+                if any(t.startswith(rest) for t in _PARAM_CLOSES):
+                    self._take(buf, pos, c, base, out)
+                    return c, True
+                search = c + 1  # another DSML closing tag in a value is content
+                continue
+            j = c + len(close)
+            k = _WS_RUN.match(buf, j).end()  # type: ignore[union-attr]
+            if k - j <= self._ws_cap:
+                if k == n:
+                    self._take(buf, pos, c, base, out)
+                    return c, True  # wait for what follows the close
+                nxt = buf[k : k + len(_CLOSE)]
+                if _DSML_TAG_START.match(buf, k):
+                    self._take(buf, pos, c, base, out)
+                    self._end_value()
+                    self._state = _D_BODY
+                    return j, False
+                if k + len(nxt) == n and (_OPEN.startswith(nxt) or _CLOSE.startswith(nxt)):
+                    self._take(buf, pos, c, base, out)
+                    return c, True
+            search = j  # not followed by markup: the close is content
+
+    def fast_path(self) -> FastData | None:
+        """Inside a value, only where a DSML closing tag may begin matters."""
+        if self._state != _D_VALUE or self._hold:
+            return None
+        return _CLOSE_STOP, self._plain, True  # the section's end tag is content here
+
+    def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """:meth:`_in_value` for a chunk without the start of a closing tag."""
+        self._take(data, 0, len(data), start, out)
+        return True
+
+    def _take(self, buf: str, start: int, end: int, base: int, out: list[ParseEvent]) -> None:
+        call = self.current
+        if start >= end or call is None or not self._param_known:
+            return
+        self._value_to = base + end
+        if call.announced and call.call.emit_deltas:
+            out.append(
+                call.call.param_delta(
+                    call.name or "", self._param, buf[start:end], (base + start, base + end)
+                )
+            )
+
+    def _end_value(self) -> None:
+        call = self.current
+        if call is not None and self._param_known:
+            call.params[self._param] = (self._value_from, self._value_to, self._string)
+
+    def _pending_close(self) -> bool:
+        """The hold is a value's closing tag and whitespace, waiting for what follows."""
+        hold = self._hold
+        close = next((t for t in _PARAM_CLOSES if hold.startswith(t)), "")
+        return bool(close) and not hold[len(close) :].strip(_WS)
+
+    def accepts_end(self) -> bool:
+        """The section's end tag ends it, except inside a value (where it is content)."""
+        return self._state != _D_VALUE or self._pending_close()
+
+    def _body_complete(self) -> bool:
+        return self._state == _D_BODY or (self._state == _D_VALUE and self._pending_close())
+
+    def _complete(self) -> None:
+        if self._state == _D_VALUE:
+            self._end_value()  # the value's close waited for what follows: nothing did
+
+    def _build(self, call: _Call, tile: PluginBlock) -> list[ParseEvent]:
+        name = call.name or ""
+        xml_parser = call.call.xml_parser
+        values: dict[str, str | None] = {}
+        for param, (start, end, string) in call.params.items():
+            raw = tile.between(start, end)
+            value: str | None = raw
+            if string.strip().lower() == "false":
+                try:
+                    decoded = _DECODER.decode(raw.strip(_WS))
+                except (ValueError, RecursionError):
+                    decoded = raw  # not JSON: converted by the field's type, or refused
+                if decoded is None:
+                    value = None
+                elif isinstance(decoded, str):
+                    value = decoded
+            if value is not None and xml_parser.is_raw_param(name, param):
+                # build_instance takes one newline off each side of a raw value (the XML
+                # rule); frame it with one of each so that it arrives byte-exact.
+                value = f"\n{value}\r\n"
+            values[param] = value
+        result = xml_parser.build_instance(name, values)
+        return call.call.call(name, result, tile)
+
+
+class DsmlPlugin(_SectionPlugin):
+    r"""Reads one DSML section: ``<｜DSML｜NAME>`` … ``</｜DSML｜NAME>``.
+
+    Args:
+        section: the section's name, one of :data:`DSML_SECTIONS`.
+
+    The blank line the chat template writes before the section belongs to it.
+    ``ParserConfig(dialect="deepseek")`` registers one per section name.
+    """
+
+    def __init__(self, section: str = "function_calls") -> None:
+        super().__init__()
+        if section not in DSML_SECTIONS:
+            raise ConfigError(f"unknown DSML section {section!r} (known: {DSML_SECTIONS})")
+        tag = f"<{DSML}{section}>"
+        self.name = f"deepseek_dsml_{section.strip()}"
+        self.start_tags = (tag, "\n\n" + tag)
+        self.end_tag = f"</{DSML}{section}>"
+
+    def _new_reader(self, context: PluginContext) -> _SectionReader:
+        return DsmlReader(context)
+
+
+_AMBIGUOUS: Final = re.compile(r"</｜DSML｜ ?parameter>[ \t\r\n]*</?｜DSML｜")
+
+
+def _format_dsml(tool_name: str, args: Mapping[str, Any]) -> str:
+    lines = [f"<{DSML}function_calls>", f'<{DSML}invoke name="{tool_name}">']
+    for param, value in args.items():
+        if isinstance(value, str):
+            text, string = value, "true"
+        else:
+            text = json.dumps(to_jsonable_python(value, by_alias=True), ensure_ascii=False)
+            string = "false"
+        # The writer's own closing tag follows the value: a value that ends with a
+        # closing tag (and whitespace) would end before it.
+        if _AMBIGUOUS.search(text + _PARAM_CLOSES[0]):
+            raise ValueError(
+                f"parameter {param!r} of {tool_name!r} cannot be written in DSML: its value "
+                "holds </｜DSML｜parameter> followed by DSML markup"
+            )
+        lines.append(f'<{DSML}parameter name="{param}" string="{string}">{text}</{DSML}parameter>')
+    lines += [f"</{DSML}invoke>", f"</{DSML}function_calls>"]
+    return "\n".join(lines)

@@ -1,0 +1,362 @@
+# ruff: noqa: RUF001, RUF002  (the format's markers are fullwidth characters)
+r"""DeepSeek's markers and the section reader its two markups share.
+
+A reply holds its calls in one *section* (``<｜tool▁calls▁begin｜>`` or a DSML
+``function_calls`` element).  :class:`_SectionReader` follows the section's calls, each
+with its own call index, and :class:`_SectionPlugin` runs it between the section's
+tags; :mod:`.v3` and :mod:`.dsml` read the calls inside.  See the package.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from ...core.events import ErrorType, ParseEvent, Span
+from ...core.kit import (
+    CallContext,
+    FastData,
+    ParsePlugin,
+    PluginBlock,
+    PluginContext,
+    Reader,
+    ValueRun,
+    call_too_large,
+    failure,
+    tag_stop,
+)
+from ...errors import ConfigError
+
+CALLS_BEGIN: Final = "<｜tool▁calls▁begin｜>"
+
+
+CALLS_END: Final = "<｜tool▁calls▁end｜>"
+
+
+CALL_BEGIN: Final = "<｜tool▁call▁begin｜>"
+
+
+CALL_END: Final = "<｜tool▁call▁end｜>"
+
+
+SEP: Final = "<｜tool▁sep｜>"
+
+
+DSML: Final = "｜DSML｜"
+
+
+DSML_SECTIONS: Final = ("function_calls", "tool_calls", " calls")
+"""The DSML section names: V3.2, V4, and the later checkpoints (with a leading space)."""
+
+
+_OPEN: Final = "<" + DSML
+
+
+_CLOSE: Final = "</" + DSML
+
+
+_DSML_TAG_START: Final = re.compile(r"</?｜DSML｜")
+
+
+_INVOKE_OPEN: Final = re.compile(r'<｜DSML｜ ?invoke\s+name\s*=\s*"([^"<>\n]*)"\s*>\Z')
+
+
+_INVOKE_CLOSE: Final = re.compile(r"</｜DSML｜ ?invoke\s*>\Z")
+
+
+_PARAM_OPEN: Final = re.compile(r'<｜DSML｜ ?parameter((?:\s+\w+\s*=\s*"[^"<>\n]*")*)\s*>\Z')
+
+
+_ATTRIBUTE: Final = re.compile(r'(\w+)\s*=\s*"([^"<>\n]*)"')
+"""A parameter's attributes, ``name`` and ``string``, in either order."""
+
+
+_PARAM_CLOSES: Final = ("</｜DSML｜parameter>", "</｜DSML｜ parameter>")
+
+
+_TAG_MAX: Final = 512
+"""The longest DSML tag read (its attributes included); a longer one is not markup."""
+
+
+_NAME_MAX: Final = 256
+
+
+_WS: Final = " \t\r\n"
+
+
+_WS_RUN: Final = re.compile(r"[ \t\r\n]*")
+
+
+_NAME_END: Final = re.compile(r"[\n`{\[]")
+
+
+_DECODER: Final = json.JSONDecoder(strict=False)  # lenient: models write raw control chars
+
+
+_CLOSE_STOP: Final = tag_stop((_CLOSE,))
+"""Where a DSML closing tag may begin in a value (or be cut by the end of a chunk)."""
+
+
+def _partial(buf: str, pos: int, markers: Sequence[str]) -> int:
+    """Length of the longest end of ``buf[pos:]`` that begins one of ``markers``."""
+    longest = 0
+    for marker in markers:
+        k = Reader.cut_marker(buf, pos, marker)
+        if k > longest:
+            longest = k
+    return longest
+
+
+@dataclass(slots=True)
+class _Call:
+    """One call of a section: where it is, what was read, and why it failed (if so)."""
+
+    start: int  # absolute offset of its first marker
+    call: CallContext
+    name: str | None = None
+    end: int = -1  # absolute offset after its end marker (-1: not closed)
+    why: str = ""  # why it cannot be read ("" while it can)
+    # Where its text is in the stream (absolute offsets), taken from the call's text when
+    # it is built, so that nothing is kept a second time while it streams: the JSON
+    # arguments' start and end; DSML values' start, end and ``string=`` attribute.
+    args_from: int = 0
+    args_to: int = 0
+    params: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    announced: bool = False
+
+
+class _SectionReader:
+    """What both section readers share: the hold, the calls, and the outcomes."""
+
+    def __init__(self, context: PluginContext) -> None:
+        self.context = context
+        self.calls: list[_Call] = []
+        self.current: _Call | None = None
+        self._hold = ""
+        self._hold_start = 0
+        # A call's JSON arguments, which the core streams (``fast_path`` arms it).  The
+        # run's end is not read: the JSON's last character, a mark the scanner does not
+        # skip, is always read by the reader, which sets the call's ``args_to`` there.
+        self._run = ValueRun(arguments=True)
+
+    # --- streaming -----------------------------------------------------------------------
+
+    def value_run(self) -> ValueRun | None:
+        """The open call's arguments, which the core streams (``ParsePlugin.value_run``)."""
+        return self._run
+
+    def feed(self, data: str, start: int) -> list[ParseEvent]:
+        """Run the state machine over the hold and ``data``; keep what is undecided."""
+        if self._hold:
+            buf, base = self._hold + data, self._hold_start
+        else:
+            buf, base = data, start
+        out: list[ParseEvent] = []
+        pos, n = 0, len(buf)
+        wait = False
+        while pos < n and not wait:
+            pos, wait = self._step(buf, pos, base, out)
+        self._hold = buf[pos:]
+        self._hold_start = base + pos
+        return out
+
+    def _step(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        """Consume what can be decided from ``pos``; say whether to wait for more."""
+        raise NotImplementedError
+
+    def accepts_end(self) -> bool:
+        """Whether the section's end tag, after what was fed, closes the section."""
+        raise NotImplementedError
+
+    def fast_path(self) -> FastData | None:
+        """The fast path for the next piece (``ParsePlugin.fast_path``), or None."""
+        return None
+
+    def _open_call(self, at: int) -> _Call:
+        context = self.context
+        call = _Call(
+            start=at,
+            call=CallContext(context),
+        )
+        self.calls.append(call)
+        self.current = call
+        return call
+
+    def _announce(self, name: str, span: Span, out: list[ParseEvent]) -> None:
+        call = self.current
+        assert call is not None
+        call.name = name
+        if name in call.call.tool_registry:
+            call.announced = True
+            out.append(call.call.start(name, span))
+
+    def _close_call(self, end: int) -> None:
+        if self.current is not None:
+            self.current.end = end
+            self.current = None
+
+    def _fail(self, why: str) -> None:
+        if self.current is not None and not self.current.why:
+            self.current.why = why
+
+    # --- the outcome ---------------------------------------------------------------------
+
+    def _body_complete(self) -> bool:
+        """Whether the open call has all its arguments (only its end marker is missing)."""
+        raise NotImplementedError
+
+    def _complete(self) -> None:
+        """Take what the hold still has of the open call's arguments."""
+
+    def _finish_open_call(self, at_end_tag: bool, cut: bool) -> None:
+        """The section ended, at its end tag or with the stream (``cut`` or not).
+
+        A call whose arguments are complete runs without its end marker when the
+        section's end tag or the normal end of the stream follows; a stream that was cut
+        leaves it unclosed (rule 9).  At the end tag, any other open call is malformed.
+        """
+        call = self.current
+        if call is None:
+            return
+        end = self._hold_start + len(self._hold)
+        if self._body_complete():
+            if at_end_tag or not cut:
+                self._complete()
+                call.end = end
+        elif at_end_tag:
+            self._fail("the tool call is not complete where the section ends")
+            call.end = end
+        self.current = None
+
+    def outcome(self, block: PluginBlock, unclosed: bool) -> list[ParseEvent]:
+        """Every call's outcome, their spans tiling the block."""
+        self._finish_open_call(at_end_tag=not unclosed, cut=block.cut)
+        self._hold = ""
+        raw = block.raw
+        first, last = block.span
+        calls = self.calls
+        if not calls:
+            if unclosed:
+                return _unclosed(block, None)
+            return failure(
+                ErrorType.MALFORMED_TOOL,
+                "the tool-call section holds no call; it is delivered as text",
+                block,
+            )
+        out: list[ParseEvent] = []
+        pos = first
+        for k, call in enumerate(calls):
+            # The section's markers and the whitespace between calls go with the calls.
+            end = last if k == len(calls) - 1 or call.end < 0 else call.end
+            tile = PluginBlock(
+                start_tag="",
+                end_tag="",
+                content=raw[pos - first : end - first],
+                span=(pos, end),
+            )
+            if call.end < 0 and unclosed:
+                out += _unclosed(tile, call)
+            else:
+                out += self._call_outcome(call, tile)
+            pos = end
+            if end == last:
+                break
+        return out
+
+    def _call_outcome(self, call: _Call, tile: PluginBlock) -> list[ParseEvent]:
+        index = call.call.call_index if call.announced else None
+        if call.why:
+            return failure(
+                ErrorType.MALFORMED_TOOL,
+                f"malformed tool call: {call.why}; it is not executed and its text is "
+                "delivered as text",
+                tile,
+                call_index=index,
+            )
+        name = call.name or ""
+        registry = call.call.tool_registry
+        if name not in registry:
+            known = ", ".join(sorted(registry)) or "none"
+            return failure(
+                ErrorType.UNKNOWN_TOOL,
+                f"unknown tool {name!r} (registered: {known}); the call is not executed",
+                tile,
+            )
+        return self._build(call, tile)
+
+    def _build(self, call: _Call, tile: PluginBlock) -> list[ParseEvent]:
+        raise NotImplementedError
+
+
+def _unclosed(block: PluginBlock, call: _Call | None) -> list[ParseEvent]:
+    return failure(
+        ErrorType.UNCLOSED_TOOL,
+        "the stream ended inside a tool call; it is not executed and its text is delivered as text",
+        block,
+        call_index=call.call.call_index if call is not None and call.announced else None,
+    )
+
+
+class _SectionPlugin(ParsePlugin):
+    """A plugin whose block is one section of calls, read by a section reader."""
+
+    next_chars = "<"  # the first call's marker follows the section's; else it is prose
+
+    def __init__(self) -> None:
+        self._context: PluginContext | None = None
+        self._reader: _SectionReader | None = None
+
+    def bind(self, context: PluginContext) -> None:
+        """Keep the parser's registry, converter, configuration and call counter."""
+        self._context = context
+
+    def _new_reader(self, context: PluginContext) -> _SectionReader:
+        raise NotImplementedError
+
+    def on_start(self, tag: str, span: Span) -> list[ParseEvent]:
+        """A section opens: a new reader for its calls."""
+        if self._context is None:
+            raise ConfigError(f"{type(self).__name__} was not registered with a parser")
+        self._reader = self._new_reader(self._context)
+        return []
+
+    def on_data(self, data: str, span: Span) -> list[ParseEvent]:
+        """Hand the content to the reader."""
+        assert self._reader is not None
+        return self._reader.feed(data, span[0])
+
+    def accepts_end(self) -> bool:
+        """Ask the reader (the end tag inside a string or a value is content)."""
+        reader = self._reader
+        return reader is None or reader.accepts_end()
+
+    def fast_path(self) -> FastData | None:
+        """The reader's fast path."""
+        reader = self._reader
+        return None if reader is None else reader.fast_path()
+
+    def value_run(self) -> ValueRun | None:
+        """The reader's open call's arguments, asked with its fast path."""
+        reader = self._reader
+        return None if reader is None else reader.value_run()
+
+    def on_end(self, block: PluginBlock) -> list[ParseEvent]:
+        """The section's calls, each a call or an error and its raw text."""
+        reader, self._reader = self._reader, None
+        assert reader is not None
+        return reader.outcome(block, unclosed=False)
+
+    def on_too_large(self, block: PluginBlock) -> list[ParseEvent]:
+        """A ``tool_too_large`` error; the core delivers the section as text."""
+        self._reader = None
+        return call_too_large(block, None, self._context)
+
+    def on_unclosed(self, block: PluginBlock) -> list[ParseEvent]:
+        """The stream ended in the section: complete calls run, the cut one does not."""
+        reader, self._reader = self._reader, None
+        if reader is None:
+            return _unclosed(block, None)
+        return reader.outcome(block, unclosed=True)
