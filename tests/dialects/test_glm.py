@@ -81,6 +81,7 @@ class CreateIssue(BaseModel):
 
 
 FIXTURE_TOOLS: dict[str, type[BaseModel]] = {
+    **TOOLS,  # the shared tools, which the format-rule cases call
     "get_weather": GetWeather,
     "get_time": GetTime,
     "multiply": Multiply,
