@@ -15,10 +15,9 @@ of the dialect:
 
 Every run must be lossless (the tiling spans cover the text exactly; a call's ``raw``
 and a delta's text are what their spans cover), and its merged events must equal the
-reference.  Then the reference must make the case's calls, errors, text, thinking, framing and
-notices.
-A case that reads differently under one chunking fails with that chunking and the first
-event that differs.
+reference.  Then the reference must make the case's calls, errors, text, thinking,
+framing and notices.  A case that reads differently under one chunking fails with that
+chunking and the first event that differs.
 
 A case is a mapping:
 
