@@ -256,8 +256,8 @@ def with_reasoning(config: ParserConfig, found: ModelDialect) -> ParserConfig:
         True
     """
     tags = config.thinking_tags
-    user_set = (tags is not None and tags != DEFAULT_THINKING_TAGS) or bool(
-        config.start_in_thinking
+    user_set = (tags is not None and tags != DEFAULT_THINKING_TAGS) or (
+        bool(config.start_in_thinking) and not config.start_from_template
     )
     if user_set:
         return config
@@ -282,4 +282,7 @@ def with_reasoning(config: ParserConfig, found: ModelDialect) -> ParserConfig:
         thinking_start_tag=None,
         thinking_end_tag=None,
         start_in_thinking=found.prefilled_reasoning,
+        # The template's doing, not the user's: reasoning that a server sends on its own
+        # channel still makes the content the reply.
+        start_from_template=found.prefilled_reasoning,
     )

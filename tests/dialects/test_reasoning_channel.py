@@ -8,6 +8,7 @@ before any content, the content is the reply, and its calls run.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from stream_parser import (
 )
 from stream_parser.core.config import ParserConfig
 from stream_parser.dialects import get_dialect
+from stream_parser.dialects.detect import dialect_for_model, with_reasoning
 from stream_parser.testing import merge_deltas
 from tests.helpers import assert_all_splittings
 
@@ -95,3 +97,36 @@ def test_sdk_chunks_with_reasoning_content_read_alike() -> None:
     events = list(parse_stream(stream, TOOLS, config=ParserConfig(dialect="deepseek")))
     (call,) = [e for e in events if isinstance(e, ToolCallEvent)]
     assert call.tool_instance == ReadFile(path="a.py")
+
+
+@pytest.mark.parametrize(
+    ("dialect", "model"),
+    [
+        ("hermes", "Qwen/Qwen3-235B-A22B-Thinking-2507"),
+        ("qwen3_coder", "Qwen/Qwen3-235B-A22B-Thinking-2507"),
+    ],
+)
+def test_a_template_opened_block_still_yields_to_the_reasoning_channel(
+    dialect: str, model: str
+) -> None:
+    # dialect_for_model says the template opens reasoning, and with_reasoning sets
+    # start_in_thinking from it; that is not the user's choice, so reasoning on its own
+    # channel still makes the content the reply.
+    config = with_reasoning(ParserConfig(dialect=dialect), dialect_for_model(model))
+    assert config.start_in_thinking and config.start_from_template
+
+    def make() -> StreamToolParser:
+        parser = StreamToolParser(TOOLS, config=config)
+        parser.feed_delta(ChatDelta(reasoning="Plan."))
+        return parser
+
+    events = assert_all_splittings(make, "Answer.")
+    assert [(e.kind, getattr(e, "content", getattr(e, "text", None))) for e in events] == [
+        ("thinking", "Plan."),
+        ("text", "Answer."),
+    ]
+    user_own = dataclasses.replace(config, start_from_template=False)  # the user's True
+    parser = StreamToolParser(TOOLS, config=user_own)
+    parser.feed_delta(ChatDelta(reasoning="Plan."))
+    kept = merge_deltas(parser.feed("more</think>Answer.") + parser.close())
+    assert [t.content for t in kept if isinstance(t, ThinkingEvent)] == ["Plan.", "more"]
