@@ -455,7 +455,7 @@ def test_qwen3_several_calls_and_raw_content() -> None:
             ("text", " then "),
             ("start", "read_file", 1),
             ("param", "path", " b.py "),
-            ("call", "read_file", ReadFile(path="b.py"), 1),
+            ("call", "read_file", ReadFile(path=" b.py "), 1),
             ("text", "."),
         ],
     )
@@ -525,7 +525,7 @@ def test_qwen3_whitespace_after_close_is_capped() -> None:
         [
             ("start", "read_file", 0),
             ("param", "path", f"a</parameter>{pad}"),
-            ("call", "read_file", ReadFile(path="a</parameter>"), 0),
+            ("call", "read_file", ReadFile(path=f"a</parameter>{pad}"), 0),
         ],
         buffer_keep_size=4,
     )

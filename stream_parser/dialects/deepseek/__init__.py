@@ -81,9 +81,10 @@ bounded number of times (linear time) and nothing depends on how the text was cu
 Values: JSON arguments are validated by the tool's model (Pydantic's lax mode).  DSML
 values go through the XML conversion
 (:meth:`~stream_parser.core.xml_tools.XMLToolParser.build_instance`): ``string="true"``
-values are the text itself (raw parameters byte-exact, others stripped and converted by
-their field's type); ``string="false"`` values are JSON: ``null`` is None, a JSON string
-is its text, anything else is converted by the field's type.
+values are the text itself, as written, for a ``str`` (or ``str | None``) field and a
+raw parameter (the tags are the only framing), and trimmed and converted for a field of
+another type; ``string="false"`` values are JSON: ``null`` is None, a JSON string is its
+text as written, anything else is converted by the field's type.
 """
 
 from __future__ import annotations

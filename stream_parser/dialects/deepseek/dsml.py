@@ -263,24 +263,29 @@ class DsmlReader(_SectionReader):
         name = call.name or ""
         xml_parser = call.call.xml_parser
         values: dict[str, str | None] = {}
+        verbatim: list[str] = []
         for param, (start, end, string) in call.params.items():
             raw = tile.between(start, end)
             value: str | None = raw
-            if string.strip().lower() == "false":
+            is_string = string.strip().lower() != "false"
+            if not is_string:
                 try:
                     decoded = _DECODER.decode(raw.strip(_WS))
                 except (ValueError, RecursionError):
                     decoded = raw  # not JSON: converted by the field's type, or refused
                 if decoded is None:
                     value = None
-                elif isinstance(decoded, str):
-                    value = decoded
-            if value is not None and xml_parser.is_raw_param(name, param):
-                # build_instance takes one newline off each side of a raw value (the XML
-                # rule); frame it with one of each so that it arrives byte-exact.
-                value = f"\n{value}\r\n"
+                elif isinstance(decoded, str) and decoded is not raw:
+                    value, is_string = decoded, True  # a JSON string is never trimmed
+            if value is not None and (
+                xml_parser.is_raw_param(name, param)
+                or (is_string and xml_parser.is_string_param(name, param))
+            ):
+                # A string is the model's string: the format delimits it by its tags
+                # and frames it with nothing else, so nothing is removed.
+                verbatim.append(param)
             values[param] = value
-        result = xml_parser.build_instance(name, values)
+        result = xml_parser.build_instance(name, values, verbatim=verbatim)
         return call.call.call(name, result, tile)
 
 

@@ -562,18 +562,21 @@ class Qwen3CoderReader(Reader):
             return self.call.unknown_tool(self._tool, block)
         xml_parser = self.call.xml_parser
         values: dict[str, str | None] = {}
+        verbatim: list[str] = []
         for name, (value_from, value_to) in self._params.items():
             value = _unframe(block.between(value_from, value_to))
             if value.strip(_WS) == "null":
                 values[name] = None  # None where the field admits it, else "null"
-            elif xml_parser.is_raw_param(self._tool, name):
-                # build_instance takes one newline off each side of a raw value (the
-                # XML rule); frame it with one of each so that it arrives byte-exact.
-                # "\r\n" at the end, so that a value ending in "\r" keeps it.
-                values[name] = f"\n{value}\r\n"
-            else:
-                values[name] = value  # a scalar: stripped and converted by its type
-        result = xml_parser.build_instance(self._tool, values)
+                continue
+            values[name] = value
+            if xml_parser.is_raw_param(self._tool, name) or xml_parser.is_string_param(
+                self._tool, name
+            ):
+                # A string is the model's string: the format's framing newlines are
+                # off already, and nothing else is removed.
+                verbatim.append(name)
+            # Any other value is a scalar or a structure: trimmed, converted by its type.
+        result = xml_parser.build_instance(self._tool, values, verbatim=verbatim)
         return self.call.call(self._tool, result, block)
 
 
