@@ -561,22 +561,16 @@ class Qwen3CoderReader(Reader):
         if not self._registered:
             return self.call.unknown_tool(self._tool, block)
         xml_parser = self.call.xml_parser
-        values: dict[str, str | None] = {}
-        verbatim: list[str] = []
+        tool, values, verbatim = self._tool, dict[str, str | None](), list[str]()
         for name, (value_from, value_to) in self._params.items():
             value = _unframe(block.between(value_from, value_to))
             if value.strip(_WS) == "null":
                 values[name] = None  # None where the field admits it, else "null"
                 continue
-            values[name] = value
-            if xml_parser.is_raw_param(self._tool, name) or xml_parser.is_string_param(
-                self._tool, name
-            ):
-                # A string is the model's string: the format's framing newlines are
-                # off already, and nothing else is removed.
+            values[name] = value  # a string stays as it is; any other value is trimmed
+            if xml_parser.is_raw_param(tool, name) or xml_parser.is_string_param(tool, name):
                 verbatim.append(name)
-            # Any other value is a scalar or a structure: trimmed, converted by its type.
-        result = xml_parser.build_instance(self._tool, values, verbatim=verbatim)
+        result = xml_parser.build_instance(tool, values, verbatim=verbatim)
         return self.call.call(self._tool, result, block)
 
 
