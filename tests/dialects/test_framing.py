@@ -378,14 +378,20 @@ def test_property_framing_removes_only_framing(text: str, dialects: tuple[str, .
 
 
 @pytest.mark.parametrize("dialects", [HERMES, QWEN])
-def test_tool_call_tag_cut_after_a_line_break_is_a_cut_call(dialects: tuple[str, ...]) -> None:
+def test_tool_call_tag_cut_right_after_it_is_a_cut_call(dialects: tuple[str, ...]) -> None:
     text = "Checking\n<tool_call>\n"
     assert _spans(dialects, text) == [
         ("text", "Checking", (0, 8)),
         ("error", "unclosed_tool", (8, len(text))),
         ("text", "\n<tool_call>\n", (8, len(text))),
     ]
-    check(dialects, "Checking <tool_call>", [("text", "Checking <tool_call>")])
+    # Without a line break too: the reply was cut right after the opener, not prose.
+    text = "Checking <tool_call>"
+    assert _spans(dialects, text) == [
+        ("text", "Checking ", (0, 9)),
+        ("error", "unclosed_tool", (9, len(text))),
+        ("text", "<tool_call>", (9, len(text))),
+    ]
 
 
 # --- the plugin attributes behind it, on a plugin of one's own ------------------------------

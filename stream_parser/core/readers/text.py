@@ -7,10 +7,10 @@ chunk may complete it), or nothing.  A thinking start tag opens its block.  A
 call's start tag (an XML tool's, or a plugin's that declares ``next_chars``) opens it
 only when the next non-whitespace character says it is a call (rule 3); otherwise the
 tag is text, so prose that mentions a tool does not run it, and so is a thinking start
-tag right after a backtick (inline code).  When the stream ends right after a call's
-start tag and a line break, the call was cut (rule 9): it opens, and its reader reports
-it unclosed.  Everything before an opened tag or a held prefix is emitted as text at once
-(invariant 3, early text).
+tag right after a backtick (inline code).  When the stream ends right after a dialect's
+call opener, or after an XML tool's start tag and a line break, the call was cut (rule
+9): it opens, and its reader reports it unclosed.  Everything before an opened tag or a
+held prefix is emitted as text at once (invariant 3, early text).
 
 A plugin's start tag may begin with a dialect's framing (``"\n<tool_call>"``): the tag
 table then holds a trailing newline back exactly as it holds a tag's prefix, only while
@@ -215,8 +215,12 @@ class TextReader(Reader):
         if k == len(buf):
             if not cur.final:
                 return WAIT
-            # The stream ended after the tag and a line break: a call cut right after
-            # its start tag (rule 9), not prose, which goes on on the same line.
+            # The stream ended right after a dialect's call opener: a cut call (rule 9),
+            # whose reader reports it unclosed.  An XML tool's tag, or a call named
+            # without its opener (qwen3_coder's bare "<function=NAME>"), needs a line
+            # break after it too: prose that ends naming a tag goes on on the same line.
+            if plugin is not None and not plugin.named_start:
+                return YES
             return YES if "\n" in buf[j:k] else NO
         if allowed[0] == "^":  # a complement: any character but those listed
             return NO if buf[k] in allowed[1:] else YES
