@@ -201,7 +201,7 @@ def test_a_dialect_s_own_reasoning_format_is_left_to_read_it() -> None:
     found = ModelDialect("mistral", ("[THINK]", "[/THINK]"))
     config = with_reasoning(ParserConfig(dialect="mistral"), found)
     assert config.thinking_tags is None
-    assert config.thinking_pairs == (("[THINK]", "[/THINK]"),)
+    assert config.thinking_pairs == (("[THINK]", "[/THINK]"), ("<think>", "</think>"))
 
 
 def test_with_reasoning_keeps_tags_the_user_set() -> None:
