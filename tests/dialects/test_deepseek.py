@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from stream_parser import (
     ChatDelta,
@@ -546,12 +547,21 @@ def _cases() -> list[dict[str, Any]]:
     return json.loads((FIXTURES / "cases.json").read_text(encoding="utf-8"))["cases"]  # type: ignore[no-any-return]
 
 
+class ListFiles(BaseModel):
+    """A tool without parameters: DSML writes its call as one self-closing invoke."""
+
+
+FIXTURE_TOOLS = {**TOOLS, "list_files": ListFiles}
+
+
 @pytest.mark.parametrize("case", _cases(), ids=lambda c: c["name"])
 def test_fixture(case: dict[str, Any]) -> None:
     # A case without a configuration is read without reasoning at the start.
     config = case.get("config", {"start_in_thinking": False})
     check_dialect(
-        "deepseek", [{**case, "config": config, "errors": case.get("errors", [])}], tools=TOOLS
+        "deepseek",
+        [{**case, "config": config, "errors": case.get("errors", [])}],
+        tools=FIXTURE_TOOLS,
     )
 
 

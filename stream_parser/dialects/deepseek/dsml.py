@@ -100,7 +100,7 @@ class DsmlReader(_SectionReader):
                 return end, False
             m = _INVOKE_OPEN.match(tag)
             if m is not None:
-                self._start_invoke(m.group(1), i, end, base, out)
+                self._start_invoke(m, i, end, base, out)
             return end, False
         # _D_BODY: between parameters.
         k = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
@@ -120,7 +120,7 @@ class DsmlReader(_SectionReader):
         m = _INVOKE_OPEN.match(tag)
         if m is not None:  # the previous call's </｜DSML｜invoke> is missing
             self._close_call(base + k)
-            self._start_invoke(m.group(1), k, end, base, out)
+            self._start_invoke(m, k, end, base, out)
             return end, False
         m = _PARAM_OPEN.match(tag)
         attributes = dict(_ATTRIBUTE.findall(m.group(1))) if m is not None else {}
@@ -137,9 +137,11 @@ class DsmlReader(_SectionReader):
         call = self.current
         return "" if call is None or call.name is None else call.name
 
-    def _start_invoke(self, name: str, at: int, end: int, base: int, out: list[ParseEvent]) -> None:
+    def _start_invoke(
+        self, tag: re.Match[str], at: int, end: int, base: int, out: list[ParseEvent]
+    ) -> None:
         self._open_call(base + at)
-        name = name.strip()
+        name = tag.group(1).strip()
         if not name:
             self._fail("the invoke tag names no tool")
             self._state = _D_BAD
@@ -149,6 +151,9 @@ class DsmlReader(_SectionReader):
         assert call is not None
         self._known = call.call.xml_parser.param_names(name) if call.announced else frozenset()
         self._state = _D_BODY
+        if tag.group(2):  # <｜DSML｜invoke name="f"/>: a call without parameters
+            self._close_call(base + end)
+            self._state = _D_GAP
 
     def _open_param(self, name: str, string: str, span: Span, out: list[ParseEvent]) -> None:
         call = self.current
