@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ..events import ParseEvent, _fast_text
+from ..events import FramingEvent, NoticeEvent, ParseEvent, _fast_text
 from ..scan import PARTIAL, TagKind, TagSpec, TagTable
 from .base import NO, WAIT, YES, Cursor, FastPath, Reader
 from .plugin import PluginReader
@@ -48,6 +48,7 @@ _NAME: Final = re.compile(r"[^\s<>\"'`]{0,257}")
 _NAME_MAX: Final = 256
 # Module-level names: an Enum member lookup is a slow attribute access.
 _THINKING, _TOOL, _PLUGIN = TagKind.THINKING, TagKind.TOOL, TagKind.PLUGIN
+_CLOSE: Final = TagKind.THINKING_CLOSE
 # The table of a reader not configured yet; read-only, so one serves every reader.
 _NO_TAGS: Final = TagTable(())
 
@@ -141,6 +142,13 @@ class TextReader(Reader):
                         return self.thinking.open(spec, i)
                     i = table.next_candidate(buf, i + 1)
                     continue
+                if kind is _CLOSE:
+                    if before != "`":  # `</think>` in inline code mentions the tag
+                        self._text(buf, start, i, out)
+                        start = i + len(spec.tag)
+                        self._stray_close(spec.tag, cur.offset + i, out)
+                    i = table.next_candidate(buf, i + len(spec.tag))
+                    continue
                 # A tag that begins with a newline (framing) starts a line by itself.
                 if not spec.line_start_only or before == "\n" or spec.tag[0] == "\n":
                     verdict = self._opens(spec, buf, i, before)
@@ -180,6 +188,21 @@ class TextReader(Reader):
             i = table.next_candidate(buf, i + 1)
         self._text(buf, start, len(buf), out)
         return len(buf)
+
+    def _stray_close(self, tag: str, at: int, out: list[ParseEvent]) -> None:
+        """A reasoning close with no reasoning open: framing, and a notice that says why."""
+        out.append(FramingEvent(text=tag, span=(at, at + len(tag))))
+        out.append(
+            NoticeEvent(
+                code="reasoning_close_without_open",
+                message=(
+                    f"{tag!r} closes reasoning, but none was open: the text before it was "
+                    "probably reasoning that the chat template opened in the prompt; "
+                    "set ParserConfig(start_in_thinking=True) to read it as reasoning"
+                ),
+                span=(at, at),
+            )
+        )
 
     def _opens(self, spec: TagSpec, buf: str, i: int, before: str) -> int:
         """Does the tag at ``i`` open its block?  YES, NO (it is text) or WAIT.
