@@ -173,9 +173,12 @@ class ParserConfig:
         """Whether the stream starts inside a thinking block.
 
         ``start_in_thinking`` when set; otherwise True when a configured dialect's
-        reasoning format is ``prefilled`` or ``bare_close``.
+        reasoning format is ``prefilled`` (its template always opens reasoning).  A
+        ``bare_close`` format no longer starts there by itself: a reply starts as the
+        reply unless its model's template opens reasoning (``dialect_for_model``) or
+        you say so.
         """
         if self.start_in_thinking is not None:
             return self.start_in_thinking
         fmt = dialect_thinking(self.dialects)
-        return fmt is not None and (fmt.prefilled or fmt.bare_close)
+        return fmt is not None and fmt.prefilled

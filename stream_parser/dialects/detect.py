@@ -264,14 +264,14 @@ def with_reasoning(config: ParserConfig, found: ModelDialect) -> ParserConfig:
     own = dialect_thinking((found.dialect,))
     if found.reasoning is None:
         if own is not None and (own.prefilled or own.bare_close):
-            # The dialect reads replies as starting inside reasoning, but this model
-            # writes none (Kimi-K2-Instruct): its replies start with their answer.
+            # This model writes no reasoning (Kimi-K2-Instruct): its replies start with
+            # their answer, whatever the dialect's format would allow.
             return dataclasses.replace(config, start_in_thinking=False)
         return config
     if (
         own is not None
         and found.reasoning in own.tags
-        and (not found.prefilled_reasoning or own.prefilled or own.bare_close)
+        and (not found.prefilled_reasoning or own.prefilled)
     ):
         # The dialect's registered reasoning format already reads this model (its tags,
         # a prefilled or bare closing tag): the configuration is left unset.

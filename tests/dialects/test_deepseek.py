@@ -348,12 +348,15 @@ def test_prose_that_mentions_the_markers_is_text() -> None:
 # --- reasoning ----------------------------------------------------------------------------------
 
 
-def test_the_reply_starts_inside_reasoning() -> None:
+def test_the_reply_starts_inside_reasoning_when_the_template_opened_it() -> None:
     assert get_dialect("deepseek").thinking is DEEPSEEK_THINKING
     call = f"{CALLS_BEGIN}{v31('read_file', dict(path='a'))}{CALLS_END}"
     for reply in (f"Plan it.</think>Reading.{call}", f"<think>Plan it.</think>Reading.{call}"):
         events = assert_all_splittings(
-            lambda: StreamToolParser(TOOLS, config=ParserConfig(dialect="deepseek")), reply
+            lambda: StreamToolParser(
+                TOOLS, config=ParserConfig(dialect="deepseek", start_in_thinking=True)
+            ),
+            reply,
         )
         thinking = [e for e in events if isinstance(e, ThinkingEvent)]
         assert [t.content for t in thinking] == ["Plan it."]
@@ -362,7 +365,10 @@ def test_the_reply_starts_inside_reasoning() -> None:
 
 def test_a_reply_that_is_only_reasoning() -> None:
     events = assert_all_splittings(
-        lambda: StreamToolParser(TOOLS, config=ParserConfig(dialect="deepseek")), "Hmm.</think>"
+        lambda: StreamToolParser(
+            TOOLS, config=ParserConfig(dialect="deepseek", start_in_thinking=True)
+        ),
+        "Hmm.</think>",
     )
     assert [e.content for e in events if isinstance(e, ThinkingEvent)] == ["Hmm."]
     assert not [e for e in events if isinstance(e, (TextOutputEvent, ToolCallEvent))]
@@ -371,7 +377,10 @@ def test_a_reply_that_is_only_reasoning() -> None:
 def test_a_call_inside_reasoning_is_not_executed() -> None:
     reply = f"{CALLS_BEGIN}{v31('read_file', dict(path='a'))}{CALLS_END}</think>ok"
     events = assert_all_splittings(
-        lambda: StreamToolParser(TOOLS, config=ParserConfig(dialect="deepseek")), reply
+        lambda: StreamToolParser(
+            TOOLS, config=ParserConfig(dialect="deepseek", start_in_thinking=True)
+        ),
+        reply,
     )
     assert not any(isinstance(e, ToolCallEvent) for e in events)
 
@@ -591,8 +600,8 @@ def test_an_agent_speaking_deepseek_runs_its_calls() -> None:
 
     for variant in ("v3", "v3.1", "dsml"):
         call = DeepSeekDialect(variant).format_call("read_file", {"path": "b.txt"})
-        reply = f"I need the file.</think>Reading.{call}"
-        model = ScriptedModel([reply, "Got it.</think>Done."], chunk_size=(1, 7), seed=3)
+        reply = f"<think>I need the file.</think>Reading.{call}"
+        model = ScriptedModel([reply, "<think>Got it.</think>Done."], chunk_size=(1, 7), seed=3)
         agent = ReActAgent(model, [read_file], dialect="deepseek")
         assert CALLS_BEGIN in agent.system_prompt()  # the format is shown to the model
         run = agent.run_sync("b.txt?")

@@ -1,9 +1,10 @@
 """Dialects whose template opens reasoning, with a server that sends reasoning on its own channel.
 
-glm, deepseek and kimi read a reply as starting inside reasoning (their templates write
-the opening tag into the prompt).  A server with a reasoning parser takes the reasoning
-out of the content and sends it apart (``reasoning_content``): when that reasoning comes
-before any content, the content is the reply, and its calls run.
+For a model whose template writes the opening tag into the prompt (GLM-4.7, DeepSeek-V3.2,
+Kimi-K2-Thinking...), ``dialect_for_model`` and ``with_reasoning`` start the reply inside
+reasoning (``start_in_thinking`` from the template).  A server with a reasoning parser
+takes the reasoning out of the content and sends it apart (``reasoning_content``): when
+that reasoning comes before any content, the content is the reply, and its calls run.
 """
 
 from __future__ import annotations
@@ -43,8 +44,15 @@ def reply(dialect: str) -> str:
     return "Reading it now.\n" + call
 
 
+def from_template(dialect: str, **config: Any) -> ParserConfig:
+    """The configuration ``with_reasoning`` makes for a model whose template opens reasoning."""
+    return ParserConfig(
+        **{"dialect": dialect, "start_in_thinking": True, "start_from_template": True, **config}
+    )
+
+
 def after_reasoning(dialect: str, **config: Any) -> StreamToolParser:
-    parser = StreamToolParser(TOOLS, config=ParserConfig(dialect=dialect, **config))
+    parser = StreamToolParser(TOOLS, config=from_template(dialect, **config))
     parser.feed_delta(ChatDelta(reasoning="The user wants a.py."))
     return parser
 
@@ -62,21 +70,29 @@ def test_reasoning_on_its_own_channel_makes_the_content_the_reply(dialect: str) 
 
 @pytest.mark.parametrize("dialect", PREFILLED)
 def test_the_content_alone_still_starts_inside_reasoning(dialect: str) -> None:
-    parser = StreamToolParser(TOOLS, config=ParserConfig(dialect=dialect))
+    parser = StreamToolParser(TOOLS, config=from_template(dialect))
     events = merge_deltas(parser.feed("plan</think>Answer.") + parser.close())
     assert [e.kind for e in events if not e.kind.endswith("_delta")] == ["thinking", "text"]
 
 
 @pytest.mark.parametrize("dialect", PREFILLED)
+def test_by_default_the_content_starts_as_the_reply(dialect: str) -> None:
+    parser = StreamToolParser(TOOLS, config=ParserConfig(dialect=dialect))
+    events = merge_deltas(parser.feed("plan</think>Answer.") + parser.close())
+    kinds = [e.kind for e in events if not e.kind.endswith("_delta")]
+    assert kinds == ["text", "framing", "notice", "text"]
+
+
+@pytest.mark.parametrize("dialect", PREFILLED)
 def test_an_explicit_start_in_thinking_is_kept(dialect: str) -> None:
-    parser = after_reasoning(dialect, start_in_thinking=True)
+    parser = after_reasoning(dialect, start_from_template=False)  # the user's own True
     events = merge_deltas(parser.feed("more plan</think>Answer.") + parser.close())
     thinking = [e for e in events if isinstance(e, ThinkingEvent)]
     assert [t.content for t in thinking] == ["The user wants a.py.", "more plan"]
 
 
 def test_reasoning_after_the_content_began_changes_nothing() -> None:
-    parser = StreamToolParser(TOOLS, config=ParserConfig(dialect="glm"))
+    parser = StreamToolParser(TOOLS, config=from_template("glm"))
     events: list[ParseEvent] = parser.feed("plan")
     events += parser.feed_delta(ChatDelta(reasoning="late"))
     events += parser.feed("</think>Answer.") + parser.close()
