@@ -27,6 +27,7 @@ from stream_parser import (
     StreamToolParser,
     TextOutputEvent,
     ThinkingEvent,
+    ToolArgumentsDeltaEvent,
     ToolCallEvent,
 )
 from stream_parser.dialects import DIALECTS, get_dialect
@@ -615,3 +616,13 @@ def test_a_dsml_tag_holding_the_start_of_another_reads_the_same_however_cut() ->
     text = '\n\n<｜DSML｜function_calls><｜DSML｜<｜DSML｜invoke name="read_file">'
     events = assert_all_splittings(factory(start_in_thinking=False), text)
     assert [e.kind for e in events] == ["tool_call_start", "error", "text"]
+
+
+def test_a_marker_s_first_character_ending_a_cut_string_reads_the_same_in_any_chunking() -> None:
+    # Inside a JSON string even a whole end marker is content, so what may begin one is
+    # arguments at once, whole or one character at a time.
+    text = f'{CALLS_BEGIN}{CALL_BEGIN}write_to_file{SEP}{{"path": "a.py", "content": "<'
+    config = ParserConfig(dialect="deepseek")
+    events = assert_all_splittings(lambda: StreamToolParser(TOOLS, config=config), text)
+    deltas = [e.delta for e in events if isinstance(e, ToolArgumentsDeltaEvent)]
+    assert "".join(deltas).endswith('"content": "<')
