@@ -252,6 +252,9 @@ def with_reasoning(config: ParserConfig, found: ModelDialect) -> ParserConfig:
         >>> config.thinking_tags, config.start_in_thinking
         ((('<think>', '</think>'),), True)
         >>> config = with_reasoning(ParserConfig(), dialect_for_model("deepseek-r1:8b"))
+        >>> config.start_in_thinking, config.start_from_template  # R1's template opens it
+        (True, True)
+        >>> config = with_reasoning(ParserConfig(), dialect_for_model("DeepSeek-V3.1"))
         >>> config.thinking_tags is None  # deepseek's own reasoning format reads it
         True
     """
