@@ -250,10 +250,12 @@ class ToolRunner:
                     self._start(run, call, position, tasks, results)
         for position, call in enumerate(reply.calls):
             if position not in results:
-                if position not in tasks:
-                    self._start(run, call, position, tasks, results)
                 if position in tasks:
                     results[position] = await tasks[position]
+                else:
+                    # One call at a time: awaited here, without a task of its own (an
+                    # interruption reaches it through the run's own task).
+                    results[position] = await self._run_now(run, call)
             yield ToolResultEvent(
                 tool_name=call.tool_name,
                 result=results[position],
@@ -261,6 +263,20 @@ class ToolRunner:
                 step=reply.step,
                 call_id=call.call_id,
             )
+
+    async def _run_now(self, run: AgentRun, call: ToolCallEvent) -> ToolResult:
+        """Run one call in the caller's task, or refuse it past the run's call limit."""
+        if self._over_limit(run):
+            return self._limit_refusal(call)
+        run.tool_calls += 1
+        return await self._execute(run, call)
+
+    def _limit_refusal(self, call: ToolCallEvent) -> ToolResult:
+        return _refusal(
+            call,
+            ErrorType.TOOL_CALL_LIMIT,
+            self._note("call_limit", limit=self.config.max_tool_calls),
+        )
 
     def _start(
         self,
@@ -272,11 +288,7 @@ class ToolRunner:
     ) -> None:
         """Start one call, or refuse it past the run's call limit."""
         if self._over_limit(run):
-            results[position] = _refusal(
-                call,
-                ErrorType.TOOL_CALL_LIMIT,
-                self._note("call_limit", limit=self.config.max_tool_calls),
-            )
+            results[position] = self._limit_refusal(call)
             return
         run.tool_calls += 1
         tasks[position] = asyncio.ensure_future(self._execute(run, call))
