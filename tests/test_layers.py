@@ -185,14 +185,14 @@ def test_the_kit_rule_sees_a_private_import_and_a_lazy_one() -> None:
     source = MODULES[module].read_text(encoding="utf-8")
     assert _core_imports(source, module) <= DIALECT_CORE_IMPORTS
     package = "stream_parser.dialects.kimi"
-    assert _core_imports("from ...core.scan import x\n", package, package=True) == {
-        "stream_parser.core.scan"
+    assert _core_imports("from ...core._scan import x\n", package, package=True) == {
+        "stream_parser.core._scan"
     }
     source += (
-        "\n\ndef _late() -> None:\n    from ..core.scan import longest_prefix_suffix\n"
+        "\n\ndef _late() -> None:\n    from ..core._scan import longest_prefix_suffix\n"
         "    from ..core.events import _fast_param_delta\n"
     )
     assert _core_imports(source, module) - DIALECT_CORE_IMPORTS == {
-        "stream_parser.core.scan",
+        "stream_parser.core._scan",
         "stream_parser.core.events._fast_param_delta",
     }

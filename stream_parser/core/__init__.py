@@ -10,19 +10,19 @@ bounded number of times, so the work per chunk does not grow with the stream.
 
 The core knows nothing of LLMs, HTTP, asyncio or templates, and imports nothing from
 the layers above it (``tools``, ``dialects``, ``llm``, ``agent``...).  Those layers plug
-into it: dialects register plugin factories (``dialect_registry.py``), the tools layer
-registers a converter of its tool sets (``toolset.py``), and plugins see the parser only
+into it: dialects register plugin factories (``_dialect_registry.py``), the tools layer
+registers a converter of its tool sets (``_toolset.py``), and plugins see the parser only
 through a :class:`~stream_parser.core.plugins.PluginContext`.
 
 Floors inside the core, bottom up: events, config, scan, state, xml_tools (the argument
-converter), plugins, dialect_registry and toolset; the readers (``readers/``); the
-driver (``parser.py``, with ``drivers.py`` and ``native.py``); and ``xml_tool_parser.py``,
+converter), plugins, _dialect_registry and _toolset; the readers (``_readers/``); the
+driver (``parser.py``, with ``_drivers.py`` and ``_native.py``); and ``xml_tool_parser.py``,
 whose whole-call conveniences run the parser.
 """
 
 from __future__ import annotations
 
-from . import scan as _scan
+from . import _scan
 from .chunks import ChatDelta, ToolCallDelta
 from .config import DEFAULT_THINKING_TAGS, ParserConfig
 from .events import (

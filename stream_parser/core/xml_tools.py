@@ -52,7 +52,7 @@ from ..schema.classify import Kind, classify
 from ..schema.coerce import _field_entries, coerce_value
 from ..schema.names import check_tool_name
 from ..schema.validation import ToolBuildResult, validate_arguments
-from .cdata import unwrap_cdata as _unwrap_cdata
+from ._cdata import unwrap_cdata as _unwrap_cdata
 from .config import ParserConfig
 from .xml_write import write_call
 

@@ -45,7 +45,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 from ..schema.coerce import _serialize
-from .cdata import CDATA_CLOSE, CDATA_OPEN, cdata_content, wrap_cdata
+from ._cdata import CDATA_CLOSE, CDATA_OPEN, cdata_content, wrap_cdata
 
 __all__ = ["needs_cdata", "value_xml", "write_call"]
 

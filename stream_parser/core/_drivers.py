@@ -5,7 +5,7 @@ between a synchronous and an asynchronous stream; they hold no parsing logic.  I
 may be ``str``, ``bytes`` (decoded incrementally as UTF-8), ``(content, metadata)``
 pairs (usage read from the metadata, :func:`usage_from_metadata`),
 :class:`~stream_parser.core.chunks.ChatDelta` or chat completion chunks (the ``openai``
-SDK's, read in :mod:`~stream_parser.core.sdk_items`); the parser's ``feed_item``
+SDK's, read in :mod:`~stream_parser.core._sdk_items`); the parser's ``feed_item``
 dispatches them, ``str`` first.
 
 :func:`drive_async` also takes a synchronous iterable (a list, the SDK's ``Stream``):
