@@ -97,7 +97,7 @@ from pydantic import field_validator as _field_validator
 from ..core.kit import JsonMark, JsonScanner
 from ..schema.answer_xml import ChildSplitter, Element, element_value
 from ..schema.classify import Kind, classify
-from ..schema.coerce import _fields_of
+from ..schema.coerce import fields_of
 from ..schema.typedesc import type_name
 from ..schema.validation import json_safe_errors
 from .answer import InvalidAnswer, describe_answer_errors
@@ -633,7 +633,7 @@ class _ModelPlan:
     def __init__(self, model: type[BaseModel]) -> None:
         self.model = model
         self.label = type_name(model)
-        self.fields = _fields_of(model)  # every accepted name -> the field
+        self.fields = fields_of(model)  # every accepted name -> the field
         decorators = model.__pydantic_decorators__
         modes = [dec.info.mode for dec in decorators.model_validators.values()]
         # Validators needing the raw input: the model is validated whole at the end.
