@@ -19,13 +19,10 @@ import codecs
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
+from .chunks import StreamItem
 from .events import ParseEvent
 
-__all__ = ["StreamItem", "Utf8Decoder", "drive", "drive_async", "usage_from_metadata"]
-
-StreamItem = Any
-"""A stream item: ``str``, ``bytes``, ``(content, metadata)``, :class:`ChatDelta` or a chat
-completion chunk (the ``openai`` SDK's ``ChatCompletionChunk``, or a dict of its JSON)."""
+__all__ = ["Utf8Decoder", "drive", "drive_async", "usage_from_metadata"]
 
 
 class _Parser(Protocol):

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from ..errors import ConfigError, InternalError, ParserClosedError
 from ._compiled_attrs import mypyc_attr
 from ._dialect_registry import dialect_plugins
-from ._drivers import StreamItem, drive, drive_async, usage_from_metadata
+from ._drivers import drive, drive_async, usage_from_metadata
 from ._readers import (
     Cursor,
     PluginReader,
@@ -59,7 +59,7 @@ from ._readers import (
 from ._scan import stop_char
 from ._sdk_items import ACCEPTED_ITEMS, ChunkDeltas, helper_event_type, is_chunk, read_field
 from ._tables import plugin_tags, tag_tables, tool_tables
-from .chunks import ChatDelta
+from .chunks import ChatDelta, StreamItem
 from .config import ParserConfig
 from .events import (
     ErrorType,
