@@ -14,7 +14,15 @@ into it: dialects register plugin factories (``_dialect_registry.py``), the tool
 registers a converter of its tool sets (``_toolset.py``), and plugins see the parser only
 through a :class:`~stream_parser.core.plugins.PluginContext`.
 
-Floors inside the core, bottom up: events, config, scan, state, xml_tools (the argument
+The border.  Public means "in ``__all__``".  The modules a user or a plugin author needs
+are public: ``parser``, ``events``, ``config``, ``chunks``, ``state``, ``plugins``,
+``value_run``, ``kit`` and the XML converter (``xml_tools``, ``xml_write``,
+``xml_tool_parser``).  The rest (``_readers/``, ``_scan``, ``_tables``, ``_drivers``...) is
+the core's own and may change in any release; the other floors reach what they need of
+it through :mod:`~stream_parser.core.kit`, and ``tests/test_layers.py`` holds them to
+that.  This module's ``__all__`` lists the names a user reaches for.
+
+Floors inside the core, bottom up: events, config, _scan, state, xml_tools (the argument
 converter), plugins, _dialect_registry and _toolset; the readers (``_readers/``); the
 driver (``parser.py``, with ``_drivers.py`` and ``_native.py``); and ``xml_tool_parser.py``,
 whose whole-call conveniences run the parser.

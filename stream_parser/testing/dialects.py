@@ -72,7 +72,7 @@ from ..core.events import (
 )
 from ..core.kit import dialect_plugins
 from ..core.parser import StreamToolParser
-from ._events import assert_lossless, merge_deltas
+from .events import assert_lossless, merge_deltas
 from .fixtures import TOOLS
 
 __all__ = ["check_chunkings", "check_dialect", "load_cases", "marker_tokens"]
