@@ -36,7 +36,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from stream_parser import FunctionCallAgent, ReActAgent, StreamToolParser
-from stream_parser.core import tables as tables_module
+from stream_parser.core import _tables as tables_module
 from stream_parser.core.chunks import ChatDelta, ToolCallDelta
 from stream_parser.testing import NativeCall, ScriptedModel, ScriptedReply
 from stream_parser.tools import ToolRegistry, tool

@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 
 from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
-from ..core.dialect_names import dialect_names
 from ..core.events import NoticeEvent, ParseErrorEvent, ToolCallEvent, ToolCallStartEvent
+from ..core.kit import dialect_names
 from ..core.parser import StreamToolParser
 from ..errors import ConfigError
 from ..llm.base import ChatModel, Message

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from ..core.config import ParserConfig
-from ..core.dialect_registry import check_tool_names
+from ..core.kit import check_tool_names
 from ..dialects import DIALECTS, Dialect, ModelDialect, get_dialect
 from ..dialects.detect import model_name_of, resolve_model_dialect, with_reasoning
 from ..errors import ConfigError

@@ -16,7 +16,7 @@ Theory of operation
 with ``reply_start_only``: they open a block only when nothing but whitespace (and
 thinking) came before them in the reply.  The block has no end tag; the plugin ends it
 itself (``ends_at``), where the JSON object or the bracket list ends.  A JSON object is
-followed by the core's :class:`~stream_parser.core.json_scan.JsonScanner`, which reports
+followed by the core's :class:`~stream_parser.core.kit.JsonScanner`, which reports
 where it ends; the pythonic list by its own tracking of Python strings (both quotes)
 and brackets.  Both do constant work per character.  After a JSON call, whitespace and
 ``;`` stay in the block, and another ``{`` is the next parallel call; the first other
