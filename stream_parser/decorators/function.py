@@ -301,6 +301,10 @@ class _TypedFunction:
                     # INFO: the error raised below tells the caller.
                     log.info("the run ended on a limit: %s", run.reason)
                     hit = run.limit
+                    name, limit = settings.run.config.call_limit
+                    if hit is not None and hit.name == name and limit is not None:
+                        # The call limit is the whole call's, over its re-asks.
+                        hit = dataclasses.replace(hit, limit=limit, used=calls)
                     at = "" if hit is None else f", {hit.name}={hit.limit}, used {hit.used}"
                     raise RunLimitError(
                         f"{info.name}: the run ended on its limit ({run.reason}{at}) "
