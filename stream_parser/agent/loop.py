@@ -338,7 +338,6 @@ class AgentLoop(ToolRunner):
             events = self._parser().aparse_stream(recorded)
             reply_usage = Usage(requests=1)
             reported = False
-            end = 0  # where the reply's text ends: the offset of a notice about all of it
             try:
                 take, eager_tools = reply.take, config.eager_tools
                 async for event in events:
@@ -347,8 +346,6 @@ class AgentLoop(ToolRunner):
                         usage.add(event.usage_info)
                         reply_usage.add(event.usage_info)
                         reported = True
-                    elif event.span is not None:
-                        end = event.span[1]
                     yield event
                     if eager_tools and isinstance(event, ToolCallEvent):
                         self._start_eager(run, reply, eager, results)
@@ -357,7 +354,7 @@ class AgentLoop(ToolRunner):
                     yield notice
                 if not reported and token_limits and not run._usage_notice_given:
                     run._usage_notice_given = True
-                    yield _usage_unreported(token_limits, end)
+                    yield _usage_unreported(token_limits, _reply_end(run.events))
                 record = self._record(run, reply, reply_usage, reported, started_at, started)
                 if config.timings:
                     yield RequestDoneEvent(
@@ -569,6 +566,20 @@ def _token_limit(usage: Usage, limits: Mapping[str, int], *, reached: bool) -> L
         if used > limit or (reached and used == limit):
             return LimitHit(name, limit, used)
     return None
+
+
+def _reply_end(events: Sequence[AgentEvent]) -> int:
+    """Where the latest reply ends: the end of its last parse event's span (0 if none).
+
+    Looked up in ``run.events`` once, when a notice needs it, rather than noted at every
+    event.
+    """
+    for event in reversed(events):
+        if isinstance(event, StepStartEvent):
+            break
+        if event.span is not None and not isinstance(event, TokenUsageEvent):
+            return event.span[1]
+    return 0
 
 
 def _usage_unreported(limits: Mapping[str, int], offset: int) -> NoticeEvent:

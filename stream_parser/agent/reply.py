@@ -109,9 +109,10 @@ class Reply:
 
     async def record(self, source: AsyncIterator[ChatDelta]) -> AsyncIterator[ChatDelta]:
         """Pass the model's deltas on, keeping the content and native calls as sent."""
+        first_token = self.first_token  # a local: this test runs for every delta
         async for delta in source:
-            if self.first_token is None and (delta.content or delta.reasoning or delta.tool_calls):
-                self.first_token = time.perf_counter()
+            if first_token is None and (delta.content or delta.reasoning or delta.tool_calls):
+                first_token = self.first_token = time.perf_counter()
             if delta.content:
                 self.content.append(delta.content)
             if delta.tool_calls:

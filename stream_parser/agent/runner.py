@@ -307,51 +307,46 @@ class ToolRunner:
         """
         started = time.perf_counter()
         try:
-            return await self._approve_and_run(run, call, started)
+            item = self.tools.get_tool(call.tool_name)
+            instance: Any = call.tool_instance
+            if self.config.approve is not None and (self._ask_all or item.requires_approval):
+                decision = self.config.approve(call)
+                if inspect.isawaitable(decision):
+                    decision = await decision
+                if decision is False or isinstance(decision, Deny):
+                    reason = decision.reason if isinstance(decision, Deny) else Deny().reason
+                    logger.info("%s %s denied: %s", run.run_id, call.tool_name, reason)
+                    return _refusal(call, ErrorType.DENIED, reason)
+                if isinstance(decision, ToolCallEvent):
+                    instance = decision.tool_instance
+                elif isinstance(decision, BaseModel):
+                    instance = decision
+                elif decision is not True and decision is not None:
+                    raise TypeError(
+                        "approve must return True, None, False, Deny(...), an argument model "
+                        f"instance or a ToolCallEvent, not {decision!r}"
+                    )
+            result = await self._invoke(item, instance)
+            keep = self.config.max_result_chars
+            if keep is not None and len(result.text) > keep:
+                cut = len(result.text) - keep
+                result = dataclasses.replace(
+                    result, text=f"{result.text[:keep]}\n{self._note('result_cut', cut=cut)}"
+                )
+            elapsed = (time.perf_counter() - started) * 1000
+            logger.info(
+                "%s tool %s (call %d): %s in %.1f ms",
+                run.run_id,
+                call.tool_name,
+                call.call_index,
+                result.error_type or "ok",
+                elapsed,
+            )
+            return result
         finally:
             seconds = time.perf_counter() - started
             reply.tool_seconds[position] = seconds
             run.tool_seconds += seconds
-
-    async def _approve_and_run(
-        self, run: AgentRun, call: ToolCallEvent, started: float
-    ) -> ToolResult:
-        item = self.tools.get_tool(call.tool_name)
-        instance: Any = call.tool_instance
-        if self.config.approve is not None and (self._ask_all or item.requires_approval):
-            decision = self.config.approve(call)
-            if inspect.isawaitable(decision):
-                decision = await decision
-            if decision is False or isinstance(decision, Deny):
-                reason = decision.reason if isinstance(decision, Deny) else Deny().reason
-                logger.info("%s %s denied: %s", run.run_id, call.tool_name, reason)
-                return _refusal(call, ErrorType.DENIED, reason)
-            if isinstance(decision, ToolCallEvent):
-                instance = decision.tool_instance
-            elif isinstance(decision, BaseModel):
-                instance = decision
-            elif decision is not True and decision is not None:
-                raise TypeError(
-                    "approve must return True, None, False, Deny(...), an argument model "
-                    f"instance or a ToolCallEvent, not {decision!r}"
-                )
-        result = await self._invoke(item, instance)
-        keep = self.config.max_result_chars
-        if keep is not None and len(result.text) > keep:
-            cut = len(result.text) - keep
-            result = dataclasses.replace(
-                result, text=f"{result.text[:keep]}\n{self._note('result_cut', cut=cut)}"
-            )
-        elapsed = (time.perf_counter() - started) * 1000
-        logger.info(
-            "%s tool %s (call %d): %s in %.1f ms",
-            run.run_id,
-            call.tool_name,
-            call.call_index,
-            result.error_type or "ok",
-            elapsed,
-        )
-        return result
 
     async def _invoke(self, item: Tool[Any, Any], instance: Any) -> ToolResult:
         if item.is_async:
