@@ -84,6 +84,12 @@ class FunctionCallAgent(AgentLoop):
             messages, tools=self._definitions or None, **self.config.model_options
         )
 
+    def _final_request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
+        # The tools stay listed, so that the calls already in the history stay valid for
+        # the server; tool_choice "none" says no more may be made.
+        options = {**self.config.model_options, "tool_choice": "none"}
+        return self.model.stream(messages, tools=self._definitions or None, **options)
+
     def _notices(self, reply: Reply) -> list[NoticeEvent]:
         # Tools were sent and the model made no native call, but its text writes one:
         # the server probably ignored `tools` (llama.cpp's does unless tool_choice names
