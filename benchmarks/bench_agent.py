@@ -13,9 +13,12 @@ that does no work, and three tools that return at once: async tools, or sync too
 is measured apart and taken off, so what is left is the agent: recording the reply,
 running the calls, building the history.  The aim is at most 0.3 ms per step, the same
 at 10 steps and at 200 (a cost that grew with the history would show as a larger figure
-at 200).  The last row drives the native agent with
+at 200).  A row drives the native agent with
 :class:`~stream_parser.testing.ScriptedModel`, which records every request: it must stay
-flat too.
+flat too.  The last two rows are the native agent with ``timings=True`` (a
+``request_done`` event per step, each call timed) and with a budget (``usage_limits``
+with requests, tool calls and total tokens, checked before each request and after each
+reply).
 
 Every step builds a new parser (each reply's spans and call indexes start at 0); its
 compiled tables come from the core's cache, so that a step costs about the same with
@@ -36,7 +39,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from stream_parser import FunctionCallAgent, ReActAgent, StreamToolParser
-from stream_parser.core import tables as tables_module
+from stream_parser.agent import UsageLimits
+from stream_parser.core import _tables as tables_module
 from stream_parser.core.chunks import ChatDelta, ToolCallDelta
 from stream_parser.testing import NativeCall, ScriptedModel, ScriptedReply
 from stream_parser.tools import ToolRegistry, tool
@@ -180,7 +184,7 @@ def _parse_only(agent: Any, reply: list[ChatDelta], steps: int) -> float:
 def _agent(agent: Any, steps: int) -> float:
     async def main() -> None:
         run = await agent.run("go")
-        assert run.reason == "max_iterations" and run.steps == steps, run
+        assert run.reason in ("max_iterations", "usage_limit") and run.steps == steps, run
 
     started = time.perf_counter()
     asyncio.run(main())
@@ -200,6 +204,7 @@ def measure(
     repeat: int = 5,
     tools: Any = TOOLS,
     model: str = "instant",
+    options: dict[str, Any] | None = None,
 ) -> dict[str, float]:
     """Milliseconds per step: the whole agent, the parser alone, and the difference.
 
@@ -210,10 +215,15 @@ def measure(
         tools: the agent's tools.
         model: ``"instant"`` (replays prepared deltas) or ``"scripted"``
             (:class:`ScriptedModel`, native replies only).
+        options: more agent options (``timings``, ``usage_limits``: a budget's
+            ``requests`` then bounds the run instead of ``max_iterations``).
     """
     reply = native_reply() if kind == "native" else text_reply()
     cls = FunctionCallAgent if kind == "native" else ReActAgent
-    agent = cls(InstantModel(reply), tools, max_iterations=steps)
+    settings: dict[str, Any] = {"max_iterations": steps, **(options or {})}
+    if "usage_limits" in settings:
+        del settings["max_iterations"]
+    agent = cls(InstantModel(reply), tools, **settings)
     gc.collect()
     if model == "scripted":
         first = scripted_model(1)
@@ -268,12 +278,19 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("react, async tools", "react", "async"),
     ("react, sync tools", "react", "sync"),
     ("native, ScriptedModel", "native", "scripted"),
+    ("native, timings=True", "native", "timings"),
+    ("native, usage_limits", "native", "limits"),
 )
 
 
 def _row(kind: str, tools: str, steps: int, repeat: int) -> dict[str, float]:
     if tools == "scripted":
         return measure(kind, steps, repeat, model="scripted")
+    if tools == "timings":
+        return measure(kind, steps, repeat, options={"timings": True})
+    if tools == "limits":
+        budget = UsageLimits(requests=steps, tool_calls=10**9, total_tokens=10**9)
+        return measure(kind, steps, repeat, options={"usage_limits": budget})
     return measure(kind, steps, repeat, tools=SYNC_TOOLS if tools == "sync" else TOOLS)
 
 

@@ -13,7 +13,7 @@ Keeping the text costs one join per element; the scan itself is the same.
 
 A tool call's arguments are mostly one long string (a file's content): the "file"
 document is that, and :func:`scan_skipping` reads it as a plugin's fast path does,
-offering each chunk to :meth:`~stream_parser.core.json_scan.JsonScanner.skip` first.
+offering each chunk to :meth:`~stream_parser.core.kit.JsonScanner.skip` first.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 import pytest
 
-from stream_parser.core.json_scan import JsonScanner
+from stream_parser.core.kit import JsonScanner
 
 SIZES = {"10KB": 10_000, "100KB": 100_000}
 

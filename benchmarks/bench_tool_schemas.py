@@ -17,7 +17,7 @@ with the garbage collector off, on a fresh list each run:
 * **+ usage text**: the same, then ``xml_usage()`` (describing the parameters builds
   each argument model);
 * **+ parser**: the registry, then the first ``StreamToolParser`` over it (which reads
-  every model: ``core/tables.py``).
+  every model: ``core/_tables.py``).
 
 Then, for reference, the same count of *small* tools (three fields each, with
 descriptions) made the two ways a library can take a tool's arguments:

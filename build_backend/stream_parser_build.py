@@ -14,11 +14,11 @@ Only modules that mypyc handles and that gain from it are listed: the driver
 machine and ``value_run.py`` (a plugin's open value, whose fields the plugin reader reads
 per chunk).  The gain comes from the calls between them, which become C calls when both
 sides are compiled: the readers compiled without the driver, or the driver without the
-readers, run no faster than pure Python.  Left interpreted: ``core/drivers.py`` (an async
+readers, run no faster than pure Python.  Left interpreted: ``core/_drivers.py`` (an async
 generator), ``core/events.py`` (frozen dataclasses whose ``__class__`` is swapped and
 whose annotations Pydantic reads), ``core/plugins.py``
-(``ParsePlugin``, which dialects and users subclass), ``readers/pieces.py`` (a ``list``
-subclass, which mypyc does not compile), and ``config.py`` and ``tables.py``, which
+(``ParsePlugin``, which dialects and users subclass), ``_readers/pieces.py`` (a ``list``
+subclass, which mypyc does not compile), and ``config.py`` and ``_tables.py``, which
 gain nothing (and a compiled ``ParserConfig`` no longer exposes its defaults as class
 attributes).  ``docs/performance.md`` has the figures.
 """
@@ -36,21 +36,21 @@ COMPILE_ENV = "STREAM_PARSER_COMPILE"
 
 #: Source files compiled by mypyc, relative to the project root.
 COMPILED_MODULES = [
-    "stream_parser/core/scan.py",
+    "stream_parser/core/_scan.py",
     "stream_parser/core/state.py",
-    "stream_parser/core/json_scan.py",
+    "stream_parser/core/_json_scan.py",
     "stream_parser/core/value_run.py",
     "stream_parser/core/parser.py",
-    "stream_parser/core/readers/base.py",
-    "stream_parser/core/readers/plugin.py",
-    "stream_parser/core/readers/text.py",
-    "stream_parser/core/readers/thinking.py",
-    "stream_parser/core/readers/tool.py",
-    "stream_parser/core/readers/tool_base.py",
-    "stream_parser/core/readers/tool_block.py",
-    "stream_parser/core/readers/tool_pending.py",
-    "stream_parser/core/readers/tool_value.py",
-    "stream_parser/core/readers/unknown.py",
+    "stream_parser/core/_readers/base.py",
+    "stream_parser/core/_readers/plugin.py",
+    "stream_parser/core/_readers/text.py",
+    "stream_parser/core/_readers/thinking.py",
+    "stream_parser/core/_readers/tool.py",
+    "stream_parser/core/_readers/tool_base.py",
+    "stream_parser/core/_readers/tool_block.py",
+    "stream_parser/core/_readers/tool_pending.py",
+    "stream_parser/core/_readers/tool_value.py",
+    "stream_parser/core/_readers/unknown.py",
 ]
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "CodeBlockEvent",
     "ConfigError",
     "ContextLengthError",
+    "DEFAULT_THINKING_TAGS",
     "ErrorType",
     "Event",
     "FencedCodePlugin",
@@ -61,6 +62,8 @@ __all__ = [
     "ParseErrorEvent",
     "ParseEvent",
     "ParsePlugin",
+    "ParseState",
+    "ParseStateManager",
     "ParserClosedError",
     "ParserConfig",
     "PluginBlock",
@@ -87,6 +90,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResult",
     "ToolResultEvent",
+    "XMLToolParser",
     "__version__",
     "allowed_image_roots",
     "aparse_stream",
@@ -114,7 +118,10 @@ _FACE: dict[str, tuple[str, ...]] = {
         "ChatDelta",
         "ToolCallDelta",
     ),
-    "stream_parser.core.config": ("ParserConfig",),
+    "stream_parser.core.config": (
+        "DEFAULT_THINKING_TAGS",
+        "ParserConfig",
+    ),
     "stream_parser.core.events": (
         "CodeBlockDeltaEvent",
         "CodeBlockEvent",
@@ -144,6 +151,11 @@ _FACE: dict[str, tuple[str, ...]] = {
         "PluginBlock",
         "PluginContext",
     ),
+    "stream_parser.core.state": (
+        "ParseState",
+        "ParseStateManager",
+    ),
+    "stream_parser.core.xml_tool_parser": ("XMLToolParser",),
     "stream_parser.decorators": (
         "LLMCallResult",
         "llm_chat",
@@ -187,15 +199,7 @@ _FACE: dict[str, tuple[str, ...]] = {
         "tool",
     ),
 }
-# Names that were on the face before and stay reachable from it, though they belong to
-# the core's own API (``stream_parser.core``): looked up on use, never listed by dir().
-_MORE: dict[str, tuple[str, ...]] = {
-    "stream_parser.core.config": ("DEFAULT_THINKING_TAGS",),
-    "stream_parser.core.state": ("ParseState", "ParseStateManager"),
-    "stream_parser.core.xml_tool_parser": ("XMLToolParser",),
-}
 _FACE_FROM: dict[str, str] = {name: module for module, names in _FACE.items() for name in names}
-_MORE_FROM: dict[str, str] = {name: module for module, names in _MORE.items() for name in names}
 
 if _typing.TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from .agent import AgentDoneEvent as AgentDoneEvent
@@ -269,21 +273,15 @@ if _typing.TYPE_CHECKING:  # what the names are, for type checkers and IDEs
 def __getattr__(name: str) -> object:
     """A name of the face, imported from its module on first use and kept here.
 
-    The older names of ``_MORE`` are looked up on every use and not kept, so that they
-    stay off ``dir(stream_parser)``.
-
     Raises:
         AttributeError: the package has no such name.
     """
     module = _FACE_FROM.get(name)
-    if module is not None:
-        value = getattr(_importlib.import_module(module), name)
-        globals()[name] = value
-        return value
-    module = _MORE_FROM.get(name)
     if module is None:
         raise AttributeError(f"module 'stream_parser' has no attribute {name!r}")
-    return getattr(_importlib.import_module(module), name)
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:

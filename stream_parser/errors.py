@@ -101,13 +101,17 @@ class RunLimitError(LLMFunctionError):
         run: the :class:`~stream_parser.agent.AgentRun` that ended (its ``reason``,
             ``messages``, ``usage``, ``events``).  Typed loosely: nothing in ``errors``
             imports the layers above.
-        reason: why it ended: ``"max_iterations"``, ``"max_tool_calls"`` or ``"length"``.
+        reason: why it ended: ``"max_iterations"``, ``"max_tool_calls"``,
+            ``"usage_limit"`` or ``"length"``.
+        limit: the limit it ended on (a :class:`~stream_parser.agent.LimitHit`: its
+            ``name``, ``limit`` and ``used``), None for ``"length"``.
     """
 
-    def __init__(self, message: str, *, run: Any, reason: str) -> None:
+    def __init__(self, message: str, *, run: Any, reason: str, limit: Any = None) -> None:
         super().__init__(message)
         self.run = run
         self.reason = reason
+        self.limit = limit
 
 
 class InternalError(StreamParserError, AssertionError):

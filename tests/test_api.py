@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import subprocess
 import sys
 import tracemalloc
@@ -68,6 +67,11 @@ FACE = {
     "ParserConfig",
     "ChatDelta",
     "ToolCallDelta",
+    # the core's state machine, thinking tags and whole-call conveniences
+    "ParseState",
+    "ParseStateManager",
+    "DEFAULT_THINKING_TAGS",
+    "XMLToolParser",
     # the events, the parser's and the agent's, and their JSON form
     "Event",
     "ParseEvent",
@@ -138,19 +142,27 @@ def test_the_public_face() -> None:
     assert set(stream_parser.__all__) == FACE
 
 
-@pytest.mark.parametrize(
-    ("name", "module"),
-    [
-        ("ParseState", "stream_parser.core.state"),
-        ("ParseStateManager", "stream_parser.core.state"),
-        ("XMLToolParser", "stream_parser.core.xml_tool_parser"),
-        ("DEFAULT_THINKING_TAGS", "stream_parser.core.config"),
-    ],
-)
-def test_names_that_left_the_face_still_resolve(name: str, module: str) -> None:
-    value = getattr(stream_parser, name)
-    assert value is getattr(importlib.import_module(module), name)
-    assert name not in dir(stream_parser)  # looked up on use, not kept on the face
+def test_the_core_names_are_ordinary_names_of_the_package() -> None:
+    """The core's state machine, thinking tags and XMLToolParser, served like every name."""
+    import stream_parser.core as core
+    from stream_parser import DEFAULT_THINKING_TAGS, ParseState, ParseStateManager, XMLToolParser
+
+    served = {
+        "DEFAULT_THINKING_TAGS": DEFAULT_THINKING_TAGS,
+        "ParseState": ParseState,
+        "ParseStateManager": ParseStateManager,
+        "XMLToolParser": XMLToolParser,
+    }
+    for name, value in served.items():
+        assert value is getattr(core, name)
+        assert name in core.__all__
+        assert name in stream_parser.__all__
+        assert name in dir(stream_parser)
+    assert not hasattr(stream_parser, "_MORE")  # no table of older names left
+    assert ParseStateManager().current_state is ParseState.TEXT
+    assert "<think>" in dict(DEFAULT_THINKING_TAGS)
+    call = "<read_file><path>a.py</path></read_file>"
+    assert XMLToolParser(TOOLS).parse_tool_xml(call, "read_file") == ReadFile(path="a.py")
     with pytest.raises(AttributeError, match="no_such_name"):
         stream_parser.no_such_name  # type: ignore[attr-defined]  # noqa: B018
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from stream_parser.core._dialect_registry import BUILTIN_DIALECTS
 from stream_parser.core.config import ParserConfig
-from stream_parser.core.dialect_names import BUILTIN_DIALECTS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -137,7 +137,7 @@ QUESTIONS = ("starts_in_thinking", "thinking_pairs", "framing", "plugins")
 def test_each_dialect_config_reads_the_same_in_a_fresh_process(name: str, first: str) -> None:
     """The reasoning format, framing and plugins of a dialect load when first asked for."""
     import stream_parser.dialects  # noqa: F401  # here, everything is registered
-    from stream_parser.core.dialect_registry import dialect_framing, dialect_plugins
+    from stream_parser.core._dialect_registry import dialect_framing, dialect_plugins
 
     config = ParserConfig(dialect=name)
     here = {
@@ -149,7 +149,7 @@ def test_each_dialect_config_reads_the_same_in_a_fresh_process(name: str, first:
     code = (
         "import json, sys\n"
         "from stream_parser.core.config import ParserConfig\n"
-        "from stream_parser.core.dialect_registry import dialect_framing, dialect_plugins\n"
+        "from stream_parser.core._dialect_registry import dialect_framing, dialect_plugins\n"
         f"name = {name!r}\n"
         "assert 'stream_parser.dialects' not in sys.modules\n"
         "config = ParserConfig(dialect=name)\n"

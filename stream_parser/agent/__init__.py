@@ -4,7 +4,8 @@ Theory of operation.  An agent repeats one *step*: send the conversation to the 
 stream the reply through a :class:`~stream_parser.StreamToolParser` (yielding every event
 as it arrives), run the validated calls, and append the reply and the answers to its
 calls to the history.  The loop is written once, one concern a module: the steps
-(``loop.py``), the run handle and its usage (``run.py``), a reply and the history it
+(``loop.py``), the run handle (``run.py``), what a run uses, its budget and the record
+of each request (``usage.py``), a reply and the history it
 writes (``reply.py``), running the calls (``runner.py``), the conversation a run starts
 from (``history.py``), and the background event loop of the sync forms (``_sync.py``).
 The two agents differ only in how the tools reach the model:
@@ -18,7 +19,8 @@ The two agents differ only in how the tools reach the model:
 ``agent.run(...)`` returns an :class:`AgentRun`, both awaitable (the finished run:
 ``output``, ``messages``, ``usage``, ``steps``, ``reason``) and async-iterable (the
 events).  The agent's own events (``events.py``) are yielded between the parser's:
-:class:`StepStartEvent`, :class:`ToolResultEvent`, :class:`AgentDoneEvent`
+:class:`StepStartEvent`, :class:`ToolResultEvent`, :class:`AgentDoneEvent`, and with
+the ``timings`` option :class:`RequestDoneEvent`
 (:data:`AgentEvent` is the union of all of them and the parser's events).  They share
 the parser's event base and are encoded like them; their ``span`` is None.  The parse
 events come out as the parser made them: each belongs to the step of the
@@ -35,6 +37,7 @@ from __future__ import annotations
 from .events import (
     AgentDoneEvent,
     AgentEvent,
+    RequestDoneEvent,
     StepStartEvent,
     StopReason,
     ToolResultEvent,
@@ -43,7 +46,8 @@ from .function_call import FunctionCallAgent
 from .history import ContextStep, trim_history
 from .options import AgentConfig, AgentOptions, Approver, Deny
 from .react import ReActAgent
-from .run import AgentRun, Usage
+from .run import AgentRun
+from .usage import LimitHit, RequestRecord, Usage, UsageLimits
 
 __all__ = [
     "AgentConfig",
@@ -55,10 +59,14 @@ __all__ = [
     "ContextStep",
     "Deny",
     "FunctionCallAgent",
+    "LimitHit",
     "ReActAgent",
+    "RequestDoneEvent",
+    "RequestRecord",
     "StepStartEvent",
     "trim_history",
     "StopReason",
     "ToolResultEvent",
     "Usage",
+    "UsageLimits",
 ]

@@ -15,23 +15,27 @@ from typing import Literal, TypeAlias
 from ..core.events import Event, ParseEvent
 from ..llm.base import Message
 from ..tools import ToolResult
+from .usage import LimitHit, Usage
 
 __all__ = [
     "AgentDoneEvent",
     "AgentEvent",
+    "RequestDoneEvent",
     "StepStartEvent",
     "StopReason",
     "ToolResultEvent",
 ]
 
 StopReason: TypeAlias = Literal[
-    "done", "max_iterations", "max_tool_calls", "length", "model_error", "cancelled"
+    "done", "max_iterations", "max_tool_calls", "usage_limit", "length", "model_error", "cancelled"
 ]
 """Why a run ended:
 
 * ``"done"``: a reply finished with no pending call and nothing to correct: the answer;
 * ``"max_iterations"``: the step limit was reached (the last reply's calls were run);
 * ``"max_tool_calls"``: the run's limit on tool calls was reached;
+* ``"usage_limit"``: a limit of the run's :class:`~stream_parser.agent.UsageLimits` was
+  reached (requests, tool calls) or crossed (tokens); ``run.limit`` names it;
 * ``"length"``: a reply without calls was cut by the model's length limit;
 * ``"model_error"``: the model failed, before or during a reply (the
   :class:`~stream_parser.llm.ModelError` is raised after the history is made consistent);
@@ -70,6 +74,8 @@ class ToolResultEvent(Event):
             :class:`~stream_parser.core.events.ToolCallEvent`).
         step: the step whose reply made the call.
         call_id: the provider's call id for native calls, else None.
+        duration_s: seconds the call took (approval included), with the ``timings``
+            option on; None when it is off or the call did not run.
         span: always None (not about a place in the text).
     """
 
@@ -78,6 +84,7 @@ class ToolResultEvent(Event):
     call_index: int
     step: int
     call_id: str | None = None
+    duration_s: float | None = None
     span: None = None
     kind: Literal["tool_result"] = "tool_result"
 
@@ -91,6 +98,8 @@ class AgentDoneEvent(Event):
         messages: the whole conversation, system prompt included (a copy).
         output: the visible text of the last reply (thinking and tool markup left out).
         steps: how many steps ran.
+        limit: the limit the run ended on, or (reason ``"done"``) the limit at which a
+            last answer was asked for (``final_answer_at_limit``); None otherwise.
         span: always None (not about a place in the text).
     """
 
@@ -98,9 +107,40 @@ class AgentDoneEvent(Event):
     messages: list[Message]
     output: str
     steps: int
+    limit: LimitHit | None = None
     span: None = None
     kind: Literal["agent_done"] = "agent_done"
 
 
-AgentEvent: TypeAlias = ParseEvent | StepStartEvent | ToolResultEvent | AgentDoneEvent
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestDoneEvent(Event):
+    """A request's reply has ended: its timings and usage (with the ``timings`` option).
+
+    It follows the reply's last parse event (notices included), before its calls run.
+    The same record is kept in ``run.requests`` whether the option is on or off.
+
+    Attributes:
+        step: the step that made the request.
+        started_at: when it was sent, in seconds since the epoch.
+        first_token_s: seconds until the first text, reasoning or call fragment; None
+            when none came.
+        duration_s: seconds until the reply's end.
+        usage: the tokens the server reported for this request.
+        usage_reported: False when the server sent no usage (``usage`` is then empty).
+        span: always None (not about a place in the text).
+    """
+
+    step: int
+    started_at: float
+    first_token_s: float | None
+    duration_s: float
+    usage: Usage
+    usage_reported: bool
+    span: None = None
+    kind: Literal["request_done"] = "request_done"
+
+
+AgentEvent: TypeAlias = (
+    ParseEvent | StepStartEvent | RequestDoneEvent | ToolResultEvent | AgentDoneEvent
+)
 """What an agent run yields: the parser's events and the agent's own."""

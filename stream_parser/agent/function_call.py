@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 
 from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
-from ..core.dialect_names import dialect_names
 from ..core.events import NoticeEvent, ParseErrorEvent, ToolCallEvent, ToolCallStartEvent
+from ..core.kit import dialect_names
 from ..core.parser import StreamToolParser
 from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
@@ -83,6 +83,12 @@ class FunctionCallAgent(AgentLoop):
         return self.model.stream(
             messages, tools=self._definitions or None, **self.config.model_options
         )
+
+    def _final_request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
+        # The tools stay listed, so that the calls already in the history stay valid for
+        # the server; tool_choice "none" says no more may be made.
+        options = {**self.config.model_options, "tool_choice": "none"}
+        return self.model.stream(messages, tools=self._definitions or None, **options)
 
     def _notices(self, reply: Reply) -> list[NoticeEvent]:
         # Tools were sent and the model made no native call, but its text writes one:

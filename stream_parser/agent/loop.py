@@ -46,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from collections.abc import (
     AsyncIterator,
     Iterable,
@@ -53,7 +54,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import Any
+from typing import Any, Final
 
 from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
@@ -76,6 +77,7 @@ from ._sync import _background, check_sync_tools, iterate_sync
 from .events import (
     AgentDoneEvent,
     AgentEvent,
+    RequestDoneEvent,
     StepStartEvent,
     StopReason,
 )
@@ -84,6 +86,7 @@ from .options import AgentOptions, Unpack, agent_config
 from .reply import Reply
 from .run import AgentRun, _interrupted
 from .runner import ToolRunner, _cancel_tasks, _refusal, tool_registry
+from .usage import LimitHit, RequestRecord, Usage
 
 __all__ = ["AgentLoop"]
 
@@ -289,7 +292,28 @@ class AgentLoop(ToolRunner):
         config = self.config
         reply = Reply(0)
         log = logger
-        for step in range(1, self.config.max_iterations + 1):
+        usage = run.usage
+        step_name, step_limit = config.step_limit
+        limits = config.usage_limits
+        token_limits = limits.token_limits if limits is not None else {}
+        # The limit at which one last answer is being asked for (final_answer_at_limit).
+        last_answer: LimitHit | None = None
+        step = 0
+        while True:
+            # Before each request: the tokens used so far (a token limit already reached
+            # would be crossed by any request; no last answer is asked for past it), then
+            # the requests made.
+            hit = _token_limit(usage, token_limits, reached=True)
+            if hit is None and last_answer is None and usage.requests >= step_limit:
+                hit = LimitHit(step_name, step_limit, usage.requests)
+                if config.final_answer_at_limit:
+                    last_answer, hit = hit, None
+            if hit is not None:
+                yield self._done(run, _reason_of(hit), reply, hit)
+                return
+            if last_answer is not None:
+                run._tools_closed = True  # the last answer's calls are not run
+            step += 1
             run.steps = step
             log.info("%s step %d: %d message(s) to the model", run.run_id, step, len(messages))
             if log.isEnabledFor(logging.DEBUG):
@@ -307,22 +331,43 @@ class AgentLoop(ToolRunner):
                 # The turn that opened with the instructions was left out: the first turn
                 # sent opens with them instead.
                 sent = start_history(sent, None, self.system_prompt(), "user")
-            source = self._request(sent)
+            usage.requests += 1
+            started_at, started = time.time(), time.perf_counter()
+            source = self._final_request(sent) if last_answer else self._request(sent)
             recorded = reply.record(source)
             events = self._parser().aparse_stream(recorded)
+            reply_usage = Usage(requests=1)
+            reported = False
             try:
                 take, eager_tools = reply.take, config.eager_tools
                 async for event in events:
                     take(event)
                     if isinstance(event, TokenUsageEvent):
-                        run.usage.add(event.usage_info)
+                        usage.add(event.usage_info)
+                        reply_usage.add(event.usage_info)
+                        reported = True
                     yield event
                     if eager_tools and isinstance(event, ToolCallEvent):
                         self._start_eager(run, reply, eager, results)
                 reply.finished = True
                 for notice in self._notices(reply):
                     yield notice
+                if not reported and token_limits and not run._usage_notice_given:
+                    run._usage_notice_given = True
+                    yield _usage_unreported(token_limits, _reply_end(run.events))
+                record = self._record(run, reply, reply_usage, reported, started_at, started)
+                if config.timings:
+                    yield RequestDoneEvent(
+                        step=step,
+                        started_at=record.started_at,
+                        first_token_s=record.first_token_s,
+                        duration_s=record.duration_s,
+                        usage=record.usage,
+                        usage_reported=record.usage_reported,
+                    )
             except BaseException as exc:
+                if len(run.requests) < usage.requests:  # not recorded yet
+                    self._record(run, reply, reply_usage, reported, started_at, started)
                 await _cancel_tasks(eager, results)
                 messages.extend(
                     reply.messages(
@@ -370,7 +415,42 @@ class AgentLoop(ToolRunner):
                 if not reply.needs_answer:
                     yield self._done(run, "length", reply)
                     return
+                if last_answer is not None:
+                    yield self._done(run, _reason_of(last_answer), reply, last_answer)
+                    return
                 continue
+
+            # After each reply: the tokens, with its usage added.  The reply that crossed a
+            # limit is recorded; its calls are answered as not run (those started early
+            # while it streamed finish first).
+            crossed = _token_limit(usage, token_limits, reached=False)
+            if crossed is not None:
+                try:
+                    for position, task in eager.items():
+                        results[position] = await task
+                except BaseException as exc:
+                    await _cancel_tasks(eager, results)
+                    messages.extend(
+                        reply.messages(
+                            results, {}, language=config.language, templates=config.templates
+                        )
+                    )
+                    run.output = reply.visible_text
+                    run.reason = _interrupted(exc)
+                    raise
+                why = self._note("usage_limit", limit=f"{crossed.name}={crossed.limit}")
+                not_run = {
+                    position: _refusal(call, USAGE_LIMIT, why)
+                    for position, call in enumerate(reply.calls)
+                    if position not in results
+                }
+                messages.extend(
+                    reply.messages(
+                        results, not_run, language=config.language, templates=config.templates
+                    )
+                )
+                yield self._done(run, "usage_limit", reply, crossed)
+                return
 
             try:
                 async for result_event in self._run_calls(run, reply, eager, results):
@@ -393,17 +473,120 @@ class AgentLoop(ToolRunner):
                 reply.messages(results, {}, language=config.language, templates=config.templates)
             )
             if not reply.needs_answer:
-                yield self._done(run, "done", reply)
+                yield self._done(run, "done", reply, last_answer)
+                return
+            if last_answer is not None:
+                # The last answer called tools again: they were not run.
+                yield self._done(run, _reason_of(last_answer), reply, last_answer)
                 return
             if limit_hit:
-                yield self._done(run, "max_tool_calls", reply)
-                return
-        yield self._done(run, "max_iterations", reply)
+                call_name, call_limit = config.call_limit
+                hit = LimitHit(call_name, call_limit or 0, run.tool_calls)
+                if not config.final_answer_at_limit:
+                    yield self._done(run, _reason_of(hit), reply, hit)
+                    return
+                last_answer = hit
 
-    def _done(self, run: AgentRun, reason: StopReason, reply: Reply) -> AgentDoneEvent:
-        run.reason = reason
-        run.output = reply.visible_text
-        logger.info("%s ended: %s after %d step(s)", run.run_id, reason, run.steps)
-        return AgentDoneEvent(
-            reason=reason, messages=list(run.messages), output=run.output, steps=run.steps
+    def _final_request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
+        """The request for a last answer at a limit (the tools no longer callable).
+
+        By default, the usual request; each agent says in its own way that tools are
+        over (``tool_choice="none"``, or a note after the observations).
+        """
+        return self._request(messages)
+
+    def _record(
+        self,
+        run: AgentRun,
+        reply: Reply,
+        usage: Usage,
+        reported: bool,
+        started_at: float,
+        started: float,
+    ) -> RequestRecord:
+        """Keep the record of one request (``run.requests``), its reply over."""
+        now = time.perf_counter()
+        first = reply.first_token
+        record = RequestRecord(
+            step=reply.step,
+            started_at=started_at,
+            first_token_s=None if first is None else first - started,
+            duration_s=now - started,
+            usage=usage,
+            usage_reported=reported,
         )
+        run.requests.append(record)
+        return record
+
+    def _done(
+        self, run: AgentRun, reason: StopReason, reply: Reply, limit: LimitHit | None = None
+    ) -> AgentDoneEvent:
+        run.reason = reason
+        run.limit = limit
+        run.output = reply.visible_text
+        if limit is None:
+            logger.info("%s ended: %s after %d step(s)", run.run_id, reason, run.steps)
+        else:
+            logger.info(
+                "%s ended: %s after %d step(s), at %s=%d (used %d)",
+                run.run_id,
+                reason,
+                run.steps,
+                limit.name,
+                limit.limit,
+                limit.used,
+            )
+        return AgentDoneEvent(
+            reason=reason,
+            messages=list(run.messages),
+            output=run.output,
+            steps=run.steps,
+            limit=limit,
+        )
+
+
+#: The error type of a call not run because a reply crossed a token limit of the budget.
+USAGE_LIMIT: Final = "usage_limit"
+
+# The reason a run ends with at each limit.
+_REASONS: Final[Mapping[str, StopReason]] = {
+    "max_iterations": "max_iterations",
+    "max_tool_calls": "max_tool_calls",
+}
+
+
+def _reason_of(hit: LimitHit) -> StopReason:
+    return _REASONS.get(hit.name, "usage_limit")
+
+
+def _token_limit(usage: Usage, limits: Mapping[str, int], *, reached: bool) -> LimitHit | None:
+    """The first token limit reached (``reached``) or crossed (else) by ``usage``."""
+    for name, limit in limits.items():
+        used: int = getattr(usage, name)
+        if used > limit or (reached and used == limit):
+            return LimitHit(name, limit, used)
+    return None
+
+
+def _reply_end(events: Sequence[AgentEvent]) -> int:
+    """Where the latest reply ends: the end of its last parse event's span (0 if none).
+
+    Looked up in ``run.events`` once, when a notice needs it, rather than noted at every
+    event.
+    """
+    for event in reversed(events):
+        if isinstance(event, StepStartEvent):
+            break
+        if event.span is not None and not isinstance(event, TokenUsageEvent):
+            return event.span[1]
+    return 0
+
+
+def _usage_unreported(limits: Mapping[str, int], offset: int) -> NoticeEvent:
+    """The notice that the server reports no usage, so the token limits cannot hold."""
+    named = ", ".join(f"{name}={limit}" for name, limit in limits.items())
+    message = (
+        f"the server reported no token usage for this reply, so the token limits "
+        f"({named}) cannot be enforced; the other limits still hold"
+    )
+    return NoticeEvent(code="usage_unreported", message=message, span=(offset, offset))

@@ -31,6 +31,7 @@ from ..core.config import ParserConfig
 from ..core.events import ToolCallEvent
 from ..errors import ConfigError
 from ..prompts.templating import check_language
+from .usage import UsageLimits
 
 if sys.version_info >= (3, 11):
     from typing import TypedDict, Unpack
@@ -69,10 +70,22 @@ class AgentOptions(TypedDict, total=False):
         system_prompt: your instructions (``ReActAgent`` adds the tools' description
             after them).  Default None.  The decorators write their own from the
             function's docstring and refuse this option.
-        max_iterations: the most model requests (steps) in one run.  Default 10.
+        max_iterations: the most model requests (steps) in one run.  Default 10
+            (not applied when ``usage_limits`` sets ``requests``).
         max_tool_calls: the most tool calls over the whole run; past it, calls are
             answered ``tool_call_limit`` and the run ends with ``"max_tool_calls"``.
             Default None (no limit).
+        usage_limits: a budget, :class:`~stream_parser.agent.UsageLimits`: requests,
+            tool calls, input, output and total tokens; a run past it ends with
+            ``"usage_limit"``.  Its ``requests`` and ``tool_calls`` take the place of
+            ``max_iterations`` and ``max_tool_calls`` (giving both is an error).
+            Default None.
+        final_answer_at_limit: at a request or tool-call limit, with calls answered
+            and the model still to speak, make one more request (tools no longer
+            callable) and end with its answer.  Default False.
+        timings: yield a :class:`~stream_parser.agent.RequestDoneEvent` after each
+            reply and time each call (``ToolResultEvent.duration_s``).  ``run.requests``
+            and ``run.tool_seconds`` are kept either way.  Default False.
         concurrent_tools: run one reply's calls at once rather than in order (the
             results still go into the history in call order).  Never sent to the
             server: OpenAI's own ``parallel_tool_calls`` goes in ``model_options``.
@@ -113,6 +126,9 @@ class AgentOptions(TypedDict, total=False):
     system_prompt: str | None
     max_iterations: int
     max_tool_calls: int | None
+    usage_limits: UsageLimits | None
+    final_answer_at_limit: bool
+    timings: bool
     concurrent_tools: bool
     tool_timeout: float | None
     max_result_chars: int | None
@@ -148,6 +164,9 @@ class AgentConfig:
     system_prompt: str | None = None
     max_iterations: int = 10
     max_tool_calls: int | None = None
+    usage_limits: UsageLimits | None = None
+    final_answer_at_limit: bool = False
+    timings: bool = False
     concurrent_tools: bool = False
     tool_timeout: float | None = None
     max_result_chars: int | None = 20_000
@@ -170,6 +189,15 @@ class AgentConfig:
         _positive_int("max_iterations", self.max_iterations)
         if self.max_tool_calls is not None:
             _positive_int("max_tool_calls", self.max_tool_calls, 0)
+        limits = self.usage_limits
+        if limits is not None and not isinstance(limits, UsageLimits):
+            raise ConfigError(f"usage_limits must be a UsageLimits, not {limits!r}")
+        if limits is not None and limits.tool_calls is not None and self.max_tool_calls is not None:
+            raise ConfigError(
+                "max_tool_calls and usage_limits.tool_calls are the same limit: give one"
+            )
+        fix(self, "final_answer_at_limit", bool(self.final_answer_at_limit))
+        fix(self, "timings", bool(self.timings))
         fix(self, "concurrent_tools", bool(self.concurrent_tools))
         timeout = self.tool_timeout
         if timeout is not None and (
@@ -207,12 +235,29 @@ class AgentConfig:
         elif not callable(clock):
             raise ConfigError(f"clock must be a callable, not {clock!r}")
 
+    @property
+    def step_limit(self) -> tuple[str, int]:
+        """The most requests of a run, and the limit's name (``usage_limits`` first)."""
+        limits = self.usage_limits
+        if limits is not None and limits.requests is not None:
+            return "requests", limits.requests
+        return "max_iterations", self.max_iterations
+
+    @property
+    def call_limit(self) -> tuple[str, int | None]:
+        """The most tool calls of a run (None: no limit), and the limit's name."""
+        limits = self.usage_limits
+        if limits is not None and limits.tool_calls is not None:
+            return "tool_calls", limits.tool_calls
+        return "max_tool_calls", self.max_tool_calls
+
     def options(self) -> AgentOptions:
         """These options as keyword arguments (to build another agent with them)."""
-        return cast(
-            "AgentOptions",
-            {field.name: getattr(self, field.name) for field in dataclasses.fields(self)},
-        )
+        options = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
+        limits = self.usage_limits
+        if limits is not None and limits.requests is not None:
+            del options["max_iterations"]  # not in force, and refused beside it
+        return cast("AgentOptions", options)
 
 
 OPTION_NAMES: frozenset[str] = frozenset(AgentOptions.__annotations__)
@@ -243,6 +288,15 @@ def agent_config(owner: str, options: Mapping[str, Any]) -> AgentConfig:
         close = difflib.get_close_matches(name, sorted(OPTION_NAMES), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else f" (the options: {_listing()})"
         raise ConfigError(f"{owner} got an unknown option {name!r}{hint}")
+    limits = options.get("usage_limits")
+    if (
+        isinstance(limits, UsageLimits)
+        and limits.requests is not None
+        and "max_iterations" in options
+    ):
+        raise ConfigError(
+            f"{owner}: max_iterations and usage_limits.requests are the same limit: give one"
+        )
     return AgentConfig(**options)
 
 

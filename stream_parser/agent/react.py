@@ -18,16 +18,18 @@ run too: the assistant message then carries them as ``tool_calls``, followed by 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
-from ..core.dialect_registry import check_tool_names
+from ..core.kit import check_tool_names
 from ..dialects import DIALECTS, Dialect, ModelDialect, get_dialect
 from ..dialects.detect import model_name_of, resolve_model_dialect, with_reasoning
 from ..errors import ConfigError
-from ..llm.base import ChatModel
+from ..llm.base import ChatModel, ContentPart, Message, UserMessage
 from ..prompts import text as prompts
+from ..prompts.templating import render
 from ..schema.typedesc import describe_parameters
 from ..tools import Tool, ToolLike, ToolRegistry
 from .loop import AgentLoop
@@ -137,6 +139,26 @@ class ReActAgent(AgentLoop):
             f"ReActAgent(tools={list(self.tools)!r}, dialect={self.dialect.name!r}, "
             f"max_iterations={self.config.max_iterations})"
         )
+
+    def _final_request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
+        """The last answer at a limit: the observations, then the ``final_answer`` note.
+
+        The note goes into the request only, not into ``run.messages``: a conversation
+        continued from the history starts with its tools available again.
+        """
+        note = render("final_answer", self.config.language, templates=self.config.templates)
+        sent = list(messages)
+        last = sent[-1] if sent else None
+        if last is not None and last["role"] == "user":
+            content = last["content"]
+            if isinstance(content, str):
+                sent[-1] = UserMessage(role="user", content=f"{content}\n\n{note}")
+            else:
+                parts: list[ContentPart] = [*content, {"type": "text", "text": note}]
+                sent[-1] = UserMessage(role="user", content=parts)
+        else:  # the observations were tool messages (native calls came anyway)
+            sent.append(UserMessage(role="user", content=note))
+        return self._request(sent)
 
     # -- the prompt -----------------------------------------------------------------------
 

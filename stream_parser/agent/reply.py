@@ -11,6 +11,7 @@ here from the prompt templates).
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import (
     AsyncIterator,
     Mapping,
@@ -55,6 +56,10 @@ _NOT_RUN: Final = frozenset(
 )
 # The call stands, but something in it was dropped: the model is told too.
 _WARNINGS: Final = frozenset({ErrorType.UNKNOWN_PARAM.value, ErrorType.DUPLICATE_PARAM.value})
+# A call the agent did not run, by its own decision (a limit, a denial, a cut reply).
+_REFUSED: Final = frozenset(
+    {ErrorType.TOOL_CALL_LIMIT.value, ErrorType.DENIED.value, "truncated", "usage_limit"}
+)
 # About the reply as a whole.
 _REPLY_ERRORS: Final = frozenset({ErrorType.TRUNCATED.value, ErrorType.STREAM_ERROR.value})
 
@@ -95,12 +100,19 @@ class Reply:
         self.finish_reason: str | None = None
         self.stream_error: str | None = None
         self.finished = False
+        # perf_counter() at the first text, reasoning or call fragment; None before it.
+        self.first_token: float | None = None
+        # Seconds each call took, by its position among the reply's calls.
+        self.tool_seconds: dict[int, float] = {}
         self._names: dict[int, str] = {}
         self._open: str | None = None
 
     async def record(self, source: AsyncIterator[ChatDelta]) -> AsyncIterator[ChatDelta]:
         """Pass the model's deltas on, keeping the content and native calls as sent."""
+        first_token = self.first_token  # a local: this test runs for every delta
         async for delta in source:
+            if first_token is None and (delta.content or delta.reasoning or delta.tool_calls):
+                first_token = self.first_token = time.perf_counter()
             if delta.content:
                 self.content.append(delta.content)
             if delta.tool_calls:
@@ -302,7 +314,7 @@ def _observation_text(
         if result is None:
             return prompts.cancelled_observation(label, *say)
         if result.is_error:
-            if result.error_type in (ErrorType.TOOL_CALL_LIMIT, ErrorType.DENIED, "truncated"):
+            if result.error_type in _REFUSED:
                 code = result.error_type or ""
                 return prompts.not_executed_observation(label, code, result.text, *say)
             return prompts.error_observation(label, result.error_type, result.text, *say)

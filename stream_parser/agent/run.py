@@ -1,4 +1,4 @@
-"""The run handle and its token usage.
+"""The run handle: its history, usage, limits and cancellation.
 
 An :class:`AgentRun` is what ``agent.run(...)`` returns: awaitable (the finished run)
 and async-iterable (the events).  It wraps the async generator of the loop's steps and
@@ -6,7 +6,8 @@ adds what a caller holds on to: the live history, the usage summed over the step
 step and call counts, the reason the run ended, and cancellation from any thread (the
 run's own task is cancelled only while it waits inside the run, never in the caller's
 code between two events).  :func:`_interrupted` names the reason of a run an exception
-stopped.  The limits themselves are options (``options.py``), counted here.
+stopped.  The limits themselves are options (``options.py``), counted here; what a run
+uses and each request's record are in ``usage.py``.
 """
 
 from __future__ import annotations
@@ -18,9 +19,7 @@ from collections.abc import (
     AsyncIterator,
     Callable,
     Generator,
-    Mapping,
 )
-from dataclasses import dataclass
 from typing import Any
 
 from ..llm.base import (
@@ -31,56 +30,12 @@ from .events import (
     AgentEvent,
     StopReason,
 )
+from .usage import LimitHit, RequestRecord, Usage
 
 __all__ = ["AgentRun", "Usage"]
 
 
 _run_ids = itertools.count(1)
-
-# --- usage ----------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Usage:
-    """Tokens used by a run, summed over its steps (0 when the server reports none).
-
-    Attributes:
-        input_tokens: prompt tokens.
-        output_tokens: completion tokens (reasoning included, as servers count them).
-        reasoning_tokens: the reasoning part of the completion tokens.
-    """
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    reasoning_tokens: int = 0
-
-    def add(self, report: object) -> None:
-        """Add one usage report (OpenAI's ``usage`` dict or object)."""
-        self.input_tokens += _count(report, "prompt_tokens", "input_tokens")
-        self.output_tokens += _count(report, "completion_tokens", "output_tokens")
-        details = _get(report, "completion_tokens_details") or _get(report, "output_tokens_details")
-        self.reasoning_tokens += _count(details, "reasoning_tokens")
-
-    def add_usage(self, other: Usage) -> None:
-        """Add another :class:`Usage` (the usage of another run)."""
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.reasoning_tokens += other.reasoning_tokens
-
-
-def _get(report: object, key: str) -> Any:
-    if isinstance(report, Mapping):
-        return report.get(key)
-    return getattr(report, key, None)
-
-
-def _count(report: object, *keys: str) -> int:
-    for key in keys:
-        value = _get(report, key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return 0
-
 
 # --- the run --------------------------------------------------------------------------------
 
@@ -98,11 +53,17 @@ class AgentRun:
         messages: the conversation so far, in the OpenAI chat format.
         events: every event yielded so far.
         output: the visible text of the last reply, once the run is over.
-        usage: the tokens used, summed over the steps.
+        usage: the requests made and the tokens used, summed over the steps.
         steps: how many steps have started.
         reason: why the run ended (see :data:`~stream_parser.agent.StopReason`), or
             None while it runs.
+        limit: the limit the run ended on, or was given a last answer at (see
+            :class:`~stream_parser.agent.LimitHit`); None otherwise.
         tool_calls: how many tool calls have been run (or started).
+        requests: one :class:`~stream_parser.agent.RequestRecord` per request (its
+            timings and usage), whatever the ``timings`` option.
+        tool_seconds: seconds the tool calls took, summed (calls run at once count
+            each).
     """
 
     def __init__(
@@ -115,7 +76,13 @@ class AgentRun:
         self.usage = Usage()
         self.steps = 0
         self.reason: StopReason | None = None
+        self.limit: LimitHit | None = None
         self.tool_calls = 0
+        self.requests: list[RequestRecord] = []
+        self.tool_seconds = 0.0
+        # Past a limit, while a last answer is asked for: no call runs any more.
+        self._tools_closed = False
+        self._usage_notice_given = False
         self._body = body(self)
         # The task that drives the run and its loop, as of the latest step.
         self._task: asyncio.Task[Any] | None = None

@@ -57,10 +57,9 @@ logger = logging.getLogger("stream_parser.agent")
 # --- running tools --------------------------------------------------------------------------
 
 
-def _refusal(call: ToolCallEvent, error_type: ErrorType, text: str) -> ToolResult:
-    return ToolResult(
-        tool_name=call.tool_name, text=text, is_error=True, error_type=error_type.value
-    )
+def _refusal(call: ToolCallEvent, error_type: ErrorType | str, text: str) -> ToolResult:
+    code = error_type.value if isinstance(error_type, ErrorType) else error_type
+    return ToolResult(tool_name=call.tool_name, text=text, is_error=True, error_type=code)
 
 
 TOOL_THREADS: Final = 16
@@ -225,10 +224,12 @@ class ToolRunner:
             if task is None or not self._read_only(reply.calls[earlier]):
                 return  # an earlier call has not run yet: keep the order
         run.tool_calls += 1
-        eager[position] = asyncio.ensure_future(self._execute(run, call))
+        eager[position] = asyncio.ensure_future(self._execute(run, call, reply, position))
 
     def _over_limit(self, run: AgentRun) -> bool:
-        limit = self.config.max_tool_calls
+        if run._tools_closed:
+            return True
+        limit = self.config.call_limit[1]
         return limit is not None and run.tool_calls >= limit
 
     async def _run_calls(
@@ -244,82 +245,108 @@ class ToolRunner:
         has finished.  Every running call is in ``tasks``, so that an interruption can
         cancel it.
         """
+        timings = self.config.timings
         if self.config.concurrent_tools:
-            for position, call in enumerate(reply.calls):
+            for position in range(len(reply.calls)):
                 if position not in tasks:
-                    self._start(run, call, position, tasks, results)
+                    self._start(run, reply, position, tasks, results)
         for position, call in enumerate(reply.calls):
             if position not in results:
-                if position not in tasks:
-                    self._start(run, call, position, tasks, results)
                 if position in tasks:
                     results[position] = await tasks[position]
+                else:
+                    # One call at a time: awaited here, without a task of its own (an
+                    # interruption reaches it through the run's own task).
+                    results[position] = await self._run_now(run, reply, position)
             yield ToolResultEvent(
                 tool_name=call.tool_name,
                 result=results[position],
                 call_index=call.call_index,
                 step=reply.step,
                 call_id=call.call_id,
+                duration_s=reply.tool_seconds.get(position) if timings else None,
             )
+
+    async def _run_now(self, run: AgentRun, reply: Reply, position: int) -> ToolResult:
+        """Run one call in the caller's task, or refuse it past the run's call limit."""
+        call = reply.calls[position]
+        if self._over_limit(run):
+            return self._limit_refusal(run, call)
+        run.tool_calls += 1
+        return await self._execute(run, call, reply, position)
+
+    def _limit_refusal(self, run: AgentRun, call: ToolCallEvent) -> ToolResult:
+        if run._tools_closed:  # a call in the last answer at a limit
+            note = self._note("tools_closed")
+        else:
+            note = self._note("call_limit", limit=self.config.call_limit[1])
+        return _refusal(call, ErrorType.TOOL_CALL_LIMIT, note)
 
     def _start(
         self,
         run: AgentRun,
-        call: ToolCallEvent,
+        reply: Reply,
         position: int,
         tasks: dict[int, asyncio.Task[ToolResult]],
         results: dict[int, ToolResult],
     ) -> None:
-        """Start one call, or refuse it past the run's call limit."""
+        """Start one call of the reply, or refuse it past the run's call limit."""
+        call = reply.calls[position]
         if self._over_limit(run):
-            results[position] = _refusal(
-                call,
-                ErrorType.TOOL_CALL_LIMIT,
-                self._note("call_limit", limit=self.config.max_tool_calls),
-            )
+            results[position] = self._limit_refusal(run, call)
             return
         run.tool_calls += 1
-        tasks[position] = asyncio.ensure_future(self._execute(run, call))
+        tasks[position] = asyncio.ensure_future(self._execute(run, call, reply, position))
 
-    async def _execute(self, run: AgentRun, call: ToolCallEvent) -> ToolResult:
-        """Approve, run (with its time limit) and trim one call; never raises for the tool."""
+    async def _execute(
+        self, run: AgentRun, call: ToolCallEvent, reply: Reply, position: int
+    ) -> ToolResult:
+        """Approve, run (with its time limit) and trim one call; never raises for the tool.
+
+        How long it took is kept in ``reply.tool_seconds`` and ``run.tool_seconds``.
+        """
         started = time.perf_counter()
-        item = self.tools.get_tool(call.tool_name)
-        instance: Any = call.tool_instance
-        if self.config.approve is not None and (self._ask_all or item.requires_approval):
-            decision = self.config.approve(call)
-            if inspect.isawaitable(decision):
-                decision = await decision
-            if decision is False or isinstance(decision, Deny):
-                reason = decision.reason if isinstance(decision, Deny) else Deny().reason
-                logger.info("%s %s denied: %s", run.run_id, call.tool_name, reason)
-                return _refusal(call, ErrorType.DENIED, reason)
-            if isinstance(decision, ToolCallEvent):
-                instance = decision.tool_instance
-            elif isinstance(decision, BaseModel):
-                instance = decision
-            elif decision is not True and decision is not None:
-                raise TypeError(
-                    "approve must return True, None, False, Deny(...), an argument model "
-                    f"instance or a ToolCallEvent, not {decision!r}"
+        try:
+            item = self.tools.get_tool(call.tool_name)
+            instance: Any = call.tool_instance
+            if self.config.approve is not None and (self._ask_all or item.requires_approval):
+                decision = self.config.approve(call)
+                if inspect.isawaitable(decision):
+                    decision = await decision
+                if decision is False or isinstance(decision, Deny):
+                    reason = decision.reason if isinstance(decision, Deny) else Deny().reason
+                    logger.info("%s %s denied: %s", run.run_id, call.tool_name, reason)
+                    return _refusal(call, ErrorType.DENIED, reason)
+                if isinstance(decision, ToolCallEvent):
+                    instance = decision.tool_instance
+                elif isinstance(decision, BaseModel):
+                    instance = decision
+                elif decision is not True and decision is not None:
+                    raise TypeError(
+                        "approve must return True, None, False, Deny(...), an argument model "
+                        f"instance or a ToolCallEvent, not {decision!r}"
+                    )
+            result = await self._invoke(item, instance)
+            keep = self.config.max_result_chars
+            if keep is not None and len(result.text) > keep:
+                cut = len(result.text) - keep
+                result = dataclasses.replace(
+                    result, text=f"{result.text[:keep]}\n{self._note('result_cut', cut=cut)}"
                 )
-        result = await self._invoke(item, instance)
-        keep = self.config.max_result_chars
-        if keep is not None and len(result.text) > keep:
-            cut = len(result.text) - keep
-            result = dataclasses.replace(
-                result, text=f"{result.text[:keep]}\n{self._note('result_cut', cut=cut)}"
+            elapsed = (time.perf_counter() - started) * 1000
+            logger.info(
+                "%s tool %s (call %d): %s in %.1f ms",
+                run.run_id,
+                call.tool_name,
+                call.call_index,
+                result.error_type or "ok",
+                elapsed,
             )
-        elapsed = (time.perf_counter() - started) * 1000
-        logger.info(
-            "%s tool %s (call %d): %s in %.1f ms",
-            run.run_id,
-            call.tool_name,
-            call.call_index,
-            result.error_type or "ok",
-            elapsed,
-        )
-        return result
+            return result
+        finally:
+            seconds = time.perf_counter() - started
+            reply.tool_seconds[position] = seconds
+            run.tool_seconds += seconds
 
     async def _invoke(self, item: Tool[Any, Any], instance: Any) -> ToolResult:
         if item.is_async:

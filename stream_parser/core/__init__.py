@@ -10,19 +10,27 @@ bounded number of times, so the work per chunk does not grow with the stream.
 
 The core knows nothing of LLMs, HTTP, asyncio or templates, and imports nothing from
 the layers above it (``tools``, ``dialects``, ``llm``, ``agent``...).  Those layers plug
-into it: dialects register plugin factories (``dialect_registry.py``), the tools layer
-registers a converter of its tool sets (``toolset.py``), and plugins see the parser only
+into it: dialects register plugin factories (``_dialect_registry.py``), the tools layer
+registers a converter of its tool sets (``_toolset.py``), and plugins see the parser only
 through a :class:`~stream_parser.core.plugins.PluginContext`.
 
-Floors inside the core, bottom up: events, config, scan, state, xml_tools (the argument
-converter), plugins, dialect_registry and toolset; the readers (``readers/``); the
-driver (``parser.py``, with ``drivers.py`` and ``native.py``); and ``xml_tool_parser.py``,
+The border.  Public means "in ``__all__``".  The modules a user or a plugin author needs
+are public: ``parser``, ``events``, ``config``, ``chunks``, ``state``, ``plugins``,
+``value_run``, ``kit`` and the XML converter (``xml_tools``, ``xml_write``,
+``xml_tool_parser``).  The rest (``_readers/``, ``_scan``, ``_tables``, ``_drivers``...) is
+the core's own and may change in any release; the other floors reach what they need of
+it through :mod:`~stream_parser.core.kit`, and ``tests/test_layers.py`` holds them to
+that.  This module's ``__all__`` lists the names a user reaches for.
+
+Floors inside the core, bottom up: events, config, _scan, state, xml_tools (the argument
+converter), plugins, _dialect_registry and _toolset; the readers (``_readers/``); the
+driver (``parser.py``, with ``_drivers.py`` and ``_native.py``); and ``xml_tool_parser.py``,
 whose whole-call conveniences run the parser.
 """
 
 from __future__ import annotations
 
-from . import scan as _scan
+from . import _scan
 from .chunks import ChatDelta, ToolCallDelta
 from .config import DEFAULT_THINKING_TAGS, ParserConfig
 from .events import (

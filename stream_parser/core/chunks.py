@@ -12,7 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ChatDelta", "ToolCallDelta"]
+__all__ = ["ChatDelta", "StreamItem", "ToolCallDelta"]
+
+StreamItem = Any
+"""A stream item: ``str``, ``bytes``, ``(content, metadata)``, :class:`ChatDelta` or a chat
+completion chunk (the ``openai`` SDK's ``ChatCompletionChunk``, or a dict of its JSON)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
-from .dialect_registry import check_dialect_names, dialect_thinking
+from ._dialect_registry import check_dialect_names, dialect_thinking
 
 __all__ = ["DEFAULT_THINKING_TAGS", "ParserConfig"]
 
@@ -155,7 +155,7 @@ class ParserConfig:
         """The thinking tag pairs in effect.
 
         ``thinking_tags`` when set; otherwise the reasoning format of the configured
-        dialects (:func:`~stream_parser.core.reasoning.dialect_thinking`), else
+        dialects (:func:`~stream_parser.core._reasoning.dialect_thinking`), else
         :data:`DEFAULT_THINKING_TAGS`.  Resolved when asked, so that a configuration
         copied with other dialects (``dataclasses.replace``) gets theirs.
 

@@ -25,12 +25,21 @@ may be cut anywhere.  This module is that shape, written once:
   the emit helpers (text, parameter and arguments deltas, a side error, a failure with
   the raw text, the call).  Strict mode is applied there, once.
 
-A dialect module imports from the core only this kit, ``events``, ``config`` and the
-public XML converter (``xml_tools``, ``xml_write``); the kit re-exports what a dialect
-needs of the rest (:class:`ValueRun`, :class:`JsonScanner`, :class:`ThinkingFormat`,
-:class:`Framing`, :class:`ParsePlugin` and :class:`PluginBlock` for framing plugins, the
-registry's :func:`register`).  ``docs/dialects.md`` ("Adding a dialect") walks through
-the hermes reader as the template.
+The kit is also the one door from the floors above into the core's private modules
+(``_dialect_registry``, ``_json_scan``, ``_sdk_items``, ``_toolset``, ...): it re-exports
+what a dialect needs of them (:class:`ValueRun`, :class:`JsonScanner`,
+:class:`ThinkingFormat`, :class:`Framing`, :class:`ParsePlugin` and :class:`PluginBlock`
+for framing plugins, the registry's :func:`register`), and the hooks the other floors plug
+into: the dialect registry's look-ups (:data:`BUILTIN_DIALECTS`,
+:func:`check_tool_names`), the reading of SDK chunks for the chat-model adapters
+(:class:`ChunkDeltas`, :func:`read_field`, :func:`fix_surrogates`) and the tool-set
+converter of the tools layer (:func:`register_tool_converter`, :func:`tool_models`).
+Besides the kit, a module outside the core imports only the core's other public modules
+(``parser``, ``events``, ``config``, ``plugins``, ``state``, ``chunks``, ``value_run``,
+the XML converter ``xml_tools`` / ``xml_write`` / ``xml_tool_parser``), and only the
+names in their ``__all__``; ``tests/test_layers.py`` holds every floor to that.
+``docs/dialects.md`` ("Adding a dialect") walks through the hermes reader as the
+template.
 """
 
 from __future__ import annotations
@@ -40,7 +49,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import ConfigError, StrictModeError
 from ..schema.validation import ToolBuildResult, validate_arguments
-from .dialect_registry import (
+from ._dialect_registry import (
+    BUILTIN_DIALECTS,
     NO_FRAMING,
     QWEN3_FRAMING,
     XML_TOOL_NAMES,
@@ -48,6 +58,7 @@ from .dialect_registry import (
     Framing,
     ModelPattern,
     ToolNameRule,
+    check_tool_names,
     dialect_names,
     dialect_plugins,
     dialect_record,
@@ -57,6 +68,11 @@ from .dialect_registry import (
     registered_records,
     unregister,
 )
+from ._json_scan import JsonMark, JsonScanner
+from ._reasoning import ThinkingFormat
+from ._scan import longest_prefix_suffix
+from ._sdk_items import ChunkDeltas, fix_surrogates, read_field
+from ._toolset import ToolModels, register_tool_converter, tool_models
 from .events import (
     ErrorType,
     ParseErrorEvent,
@@ -71,10 +87,7 @@ from .events import (
     _fast_param_delta,
     shorten_context,
 )
-from .json_scan import JsonMark, JsonScanner
 from .plugins import FastData, ParsePlugin, PluginBlock, PluginContext, refuse_chunk, tag_stop
-from .reasoning import ThinkingFormat
-from .scan import longest_prefix_suffix
 from .value_run import ValueRun
 
 if TYPE_CHECKING:
@@ -84,10 +97,12 @@ if TYPE_CHECKING:
     from .xml_tools import XMLArgumentConverter
 
 __all__ = [
+    "BUILTIN_DIALECTS",
     "NO_FRAMING",
     "QWEN3_FRAMING",
     "XML_TOOL_NAMES",
     "CallContext",
+    "ChunkDeltas",
     "DialectRecord",
     "FastData",
     "Framing",
@@ -102,22 +117,28 @@ __all__ = [
     "StateHandler",
     "ThinkingFormat",
     "ToolBuildResult",
+    "ToolModels",
     "ToolNameRule",
     "ValueRun",
     "call_too_large",
     "call_unclosed",
+    "check_tool_names",
     "dialect_names",
     "dialect_plugins",
     "dialect_record",
     "dialect_thinking",
     "failure",
     "field_annotation",
+    "fix_surrogates",
     "model_patterns",
+    "read_field",
     "refuse_chunk",
+    "register_tool_converter",
     "register",
     "registered_records",
     "unregister",
     "tag_stop",
+    "tool_models",
     "validate_arguments",
 ]
 

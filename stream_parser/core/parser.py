@@ -1,7 +1,7 @@
 """StreamToolParser: the driver of the sans-IO streaming parser.
 
 How it works (the theory of operation is in ``state.py``; the readers are described in
-``readers/``):
+``_readers/``):
 
 * ``feed(chunk)`` glues the pending tail (bounded, see invariant 4) to the chunk and
   runs the reader of the current state over it.  A reader consumes what it can decide,
@@ -22,12 +22,12 @@ How it works (the theory of operation is in ``state.py``; the readers are descri
 
 The side channels of :class:`~stream_parser.core.chunks.ChatDelta` items (reasoning,
 native tool calls, usage) are handled here too; native calls are assembled in
-``native.py``, and chat completion chunks (the ``openai`` SDK's, or their JSON) are read
-into ``ChatDelta`` items by ``sdk_items.py``.  The parser is not thread-safe: feed one
+``_native.py``, and chat completion chunks (the ``openai`` SDK's, or their JSON) are read
+into ``ChatDelta`` items by ``_sdk_items.py``.  The parser is not thread-safe: feed one
 parser from one thread or task.
 
 Compiled tables (the tag table, the tools' lookup data, the argument converter) come
-from ``tables.py``, which keeps them per tool set so that a new parser costs little.
+from ``_tables.py``, which keeps them per tool set so that a new parser costs little.
 """
 
 from __future__ import annotations
@@ -44,11 +44,23 @@ from collections.abc import (
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from ..errors import ConfigError, InternalError, ParserClosedError
-from .chunks import ChatDelta
-from .compiled_attrs import mypyc_attr
+from ._compiled_attrs import mypyc_attr
+from ._dialect_registry import dialect_plugins
+from ._drivers import drive, drive_async, usage_from_metadata
+from ._readers import (
+    Cursor,
+    PluginReader,
+    Reader,
+    Stopped,
+    TextReader,
+    ThinkingReader,
+    ToolReader,
+)
+from ._scan import stop_char
+from ._sdk_items import ACCEPTED_ITEMS, ChunkDeltas, helper_event_type, is_chunk, read_field
+from ._tables import plugin_tags, tag_tables, tool_tables
+from .chunks import ChatDelta, StreamItem
 from .config import ParserConfig
-from .dialect_registry import dialect_plugins
-from .drivers import StreamItem, drive, drive_async, usage_from_metadata
 from .events import (
     ErrorType,
     ParseEvent,
@@ -58,23 +70,11 @@ from .events import (
     _fast_thinking_delta,
 )
 from .plugins import ParsePlugin, PluginContext
-from .readers import (
-    Cursor,
-    PluginReader,
-    Reader,
-    Stopped,
-    TextReader,
-    ThinkingReader,
-    ToolReader,
-)
-from .scan import stop_char
-from .sdk_items import ACCEPTED_ITEMS, ChunkDeltas, helper_event_type, is_chunk, read_field
 from .state import ParseState, ParseStateManager, Trigger
-from .tables import plugin_tags, tag_tables, tool_tables
 from .xml_tools import XMLArgumentConverter
 
 if TYPE_CHECKING:
-    from .native import NativeCallAccumulator, ProviderReasoning
+    from ._native import NativeCallAccumulator, ProviderReasoning
 
 __all__ = ["StreamItem", "StreamToolParser", "aparse_stream", "parse_stream"]
 
@@ -95,7 +95,7 @@ class StreamToolParser:
 
     Args:
         tool_registry: the tools: a mapping of tool name to the Pydantic model of its
-            arguments, or any form :func:`~stream_parser.core.toolset.tool_models`
+            arguments, or any form :func:`~stream_parser.core._toolset.tool_models`
             accepts (a :class:`~stream_parser.tools.ToolRegistry`, a list of tools...).
         config: parser configuration; defaults to ``ParserConfig()``.
         xml_parser: converts a closed tool block's raw parameters into a model instance;
@@ -492,7 +492,7 @@ class StreamToolParser:
         chat completion chunks: the ``openai`` SDK's ``ChatCompletionChunk`` (so the
         SDK's ``Stream`` can be passed as it is, and so can its stream helper,
         ``client.chat.completions.stream()``) or a dict shaped like its JSON (see
-        :mod:`~stream_parser.core.sdk_items`).
+        :mod:`~stream_parser.core._sdk_items`).
 
         Raises:
             TypeError: an item is of no accepted kind (the message lists them).
@@ -590,7 +590,7 @@ class StreamToolParser:
             self._thinking.block = None
             self._reader = self._text
         if reasoning is None:
-            from .native import ProviderReasoning  # on first use, as for native calls
+            from ._native import ProviderReasoning  # on first use, as for native calls
 
             reasoning = self._reasoning = ProviderReasoning(self.config.max_thinking_size)
             self._plain = self._held = None  # the next chunk ends the reasoning first
@@ -621,7 +621,7 @@ class StreamToolParser:
     def _native_calls(self) -> NativeCallAccumulator:
         if self._native is None:
             # Imported on first use: most streams carry no native calls.
-            from .native import NativeCallAccumulator
+            from ._native import NativeCallAccumulator
 
             self._native = NativeCallAccumulator(
                 self.tool_registry,

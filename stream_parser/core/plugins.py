@@ -98,8 +98,8 @@ from .events import (
 from .value_run import ValueRun
 
 if TYPE_CHECKING:
+    from ._toolset import ToolModels
     from .config import ParserConfig
-    from .toolset import ToolModels
     from .xml_tools import XMLArgumentConverter
 
 __all__ = [

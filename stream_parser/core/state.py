@@ -6,8 +6,8 @@ Theory of operation
 The parser reads a stream of text in chunks of any size and turns it into events as
 early as the text allows.  It is a *sans-IO* state machine: ``feed(chunk)`` and
 ``close()`` are pure computations; the drivers that pull chunks from an iterator (sync or
-async) live in ``drivers.py`` and contain no logic of their own.  Each state has a
-*reader* (``readers/``) that consumes the text of that state.
+async) live in ``_drivers.py`` and contain no logic of their own.  Each state has a
+*reader* (``_readers/``) that consumes the text of that state.
 
 States
 ------

@@ -11,7 +11,7 @@ still go to the plugin's fast-path function, which keeps ``armed`` true only whi
 chunk without it would be all value (nothing held, nothing pending).
 
 A format whose arguments are JSON has no such character: inside a string, or a nested
-value, a chunk is plain when the plugin's :class:`~stream_parser.core.json_scan.JsonScanner`
+value, a chunk is plain when the plugin's :class:`~stream_parser.core._json_scan.JsonScanner`
 can take it in one step (``JsonScanner.skip``).  A run made with ``scanner=`` asks the
 scanner instead of looking for ``stop``.
 
@@ -30,7 +30,7 @@ build, so that the parser reads the run's fields as C struct members.
 from __future__ import annotations
 
 from ..errors import ConfigError
-from .json_scan import JsonScanner
+from ._json_scan import JsonScanner
 
 __all__ = ["ValueRun"]
 

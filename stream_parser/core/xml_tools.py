@@ -49,10 +49,10 @@ from pydantic import BaseModel
 
 from ..errors import ConfigError, ToolError
 from ..schema.classify import Kind, classify
-from ..schema.coerce import _field_entries, coerce_value
+from ..schema.coerce import coerce_value, field_entries
 from ..schema.names import check_tool_name
 from ..schema.validation import ToolBuildResult, validate_arguments
-from .cdata import unwrap_cdata as _unwrap_cdata
+from ._cdata import unwrap_cdata as _unwrap_cdata
 from .config import ParserConfig
 from .xml_write import write_call
 
@@ -150,7 +150,7 @@ class XMLArgumentConverter:
         raw_params = self.config.raw_params
         params: dict[str, _Param] = {}
         tags: dict[str, str] = {}
-        entries = _field_entries(model)
+        entries = field_entries(model)
         field_names = {entry.name for entry, _ in entries}
         for entry, aliases in entries:
             extra = model.model_fields[entry.name].json_schema_extra

@@ -44,8 +44,8 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
-from ..schema.coerce import _serialize
-from .cdata import CDATA_CLOSE, CDATA_OPEN, cdata_content, wrap_cdata
+from ..schema.coerce import serialize_with_kind
+from ._cdata import CDATA_CLOSE, CDATA_OPEN, cdata_content, wrap_cdata
 
 __all__ = ["needs_cdata", "value_xml", "write_call"]
 
@@ -114,7 +114,7 @@ def value_xml(
     if isinstance(value, str):
         text, is_json = value, False
     else:
-        text, is_json = _serialize(value)
+        text, is_json = serialize_with_kind(value)
     if not needs_cdata(text, tag, tool, raw=raw, params=params):
         return text
     if is_json:

@@ -300,10 +300,18 @@ class _TypedFunction:
                 if run.reason != "done":
                     # INFO: the error raised below tells the caller.
                     log.info("the run ended on a limit: %s", run.reason)
+                    hit = run.limit
+                    name, limit = settings.run.config.call_limit
+                    if hit is not None and hit.name == name and limit is not None:
+                        # The call limit is the whole call's, over its re-asks.
+                        hit = dataclasses.replace(hit, limit=limit, used=calls)
+                    at = "" if hit is None else f", {hit.name}={hit.limit}, used {hit.used}"
                     raise RunLimitError(
-                        f"{info.name}: the run ended on its limit ({run.reason}) before an answer",
+                        f"{info.name}: the run ended on its limit ({run.reason}{at}) "
+                        "before an answer",
                         run=run,
                         reason=str(run.reason),
+                        limit=hit,
                     )
                 try:
                     if mode == _ITEMS:
@@ -363,11 +371,16 @@ class _TypedFunction:
                     note = empty_answer_message(language=language, templates=templates)
                 else:
                     note = retry_message(problem.message, language=language, templates=templates)
-            limit = settings.run.config.max_tool_calls
+            name, limit = settings.run.config.call_limit
             if limit is not None:
                 # The limit is the whole call's: a re-ask gets what is left of it.
                 left = max(0, limit - calls)
-                agent.config = dataclasses.replace(agent.config, max_tool_calls=left)
+                config = agent.config
+                if name == "tool_calls" and config.usage_limits is not None:
+                    limits = dataclasses.replace(config.usage_limits, tool_calls=left)
+                    agent.config = dataclasses.replace(config, usage_limits=limits)
+                else:
+                    agent.config = dataclasses.replace(config, max_tool_calls=left)
             run = agent.run(note, history=run.messages)
 
     async def _emit(
@@ -547,7 +560,11 @@ def llm_function(
             ``instructions_role``, ``approve``, ``tool_timeout``...), all but
             ``system_prompt`` (the docstring is the instructions).  ``max_iterations``
             counts the model requests of one answer, ``max_tool_calls`` the tool
-            calls of the whole call.
+            calls of the whole call; so do ``usage_limits``' ``requests`` and
+            ``tool_calls``, and its token limits hold for each answer.  A run that
+            ends on any limit raises :class:`~stream_parser.errors.RunLimitError`
+            (with ``reason`` and ``limit``), unless ``final_answer_at_limit`` got an
+            answer.
 
     Returns:
         The decorator.  A ``def`` becomes an :class:`LLMFunction`, an ``async def`` an

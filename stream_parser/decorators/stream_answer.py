@@ -28,7 +28,7 @@ an open item -- broke before the first item it lacks, and :class:`ItemReader` re
 that item as :class:`ItemInvalid` (error type ``list_incomplete``): a list that broke
 after one item is not taken for a list of one item.
 
-Cost.  The JSON side runs on :class:`~stream_parser.core.json_scan.JsonScanner`, the XML
+Cost.  The JSON side runs on :class:`~stream_parser.core.kit.JsonScanner`, the XML
 side on :class:`~stream_parser.schema.answer_xml.ChildSplitter`; both look at each
 character a bounded number of times and hold only the part being read (the current item
 or field, a partial tag).  Until the first item or field completes, the text since the
@@ -94,10 +94,10 @@ from typing import Any, ClassVar, Final, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
 from pydantic import field_validator as _field_validator
 
-from ..core.json_scan import JsonMark, JsonScanner
+from ..core.kit import JsonMark, JsonScanner
 from ..schema.answer_xml import ChildSplitter, Element, element_value
 from ..schema.classify import Kind, classify
-from ..schema.coerce import _fields_of
+from ..schema.coerce import fields_of
 from ..schema.typedesc import type_name
 from ..schema.validation import json_safe_errors
 from .answer import InvalidAnswer, describe_answer_errors
@@ -633,7 +633,7 @@ class _ModelPlan:
     def __init__(self, model: type[BaseModel]) -> None:
         self.model = model
         self.label = type_name(model)
-        self.fields = _fields_of(model)  # every accepted name -> the field
+        self.fields = fields_of(model)  # every accepted name -> the field
         decorators = model.__pydantic_decorators__
         modes = [dec.info.mode for dec in decorators.model_validators.values()]
         # Validators needing the raw input: the model is validated whole at the end.

@@ -59,10 +59,10 @@ class Dialect:
         plugin_key: dialects with the same key share one plugin (their blocks open with
             the same tag); None for the core's own format, which needs no plugin.
         framing: the strings the dialect's chat template writes around blocks
-            (:class:`~stream_parser.core.dialect_registry.Framing`); active when the
+            (:class:`~stream_parser.core.kit.Framing`); active when the
             dialect is configured.  None for the XML dialect.
         thinking: the dialect's reasoning format
-            (:class:`~stream_parser.core.dialect_registry.ThinkingFormat`: its thinking
+            (:class:`~stream_parser.core.kit.ThinkingFormat`: its thinking
             tags, a prefilled opening tag, a bare closing tag); None keeps the defaults.
             ``ParserConfig`` uses it unless the user sets thinking tags.
         special_tokens: the dialect's markers are special tokens of the model's
@@ -76,7 +76,7 @@ class Dialect:
             (``say_hi``), the name that dialect reads; False where the schema's own
             names are written (JSON arguments).
         tool_names: the tool names its format can carry
-            (:class:`~stream_parser.core.dialect_registry.ToolNameRule`), when not every
+            (:class:`~stream_parser.core.kit.ToolNameRule`), when not every
             valid one; an agent speaking it refuses any other tool.  None: every valid
             name.
         model_patterns: the model names that speak it

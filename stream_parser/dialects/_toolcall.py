@@ -78,7 +78,7 @@ class ToolCallTagDialect(Dialect):
     """A dialect whose calls sit in ``<tool_call>`` blocks; all such share one plugin.
 
     Their models use the Qwen chat templates, whose framing
-    (:data:`~stream_parser.core.dialect_registry.QWEN3_FRAMING`) the dialects declare.
+    (:data:`~stream_parser.core.kit.QWEN3_FRAMING`) the dialects declare.
     """
 
     plugin_key = "tool_call"

@@ -10,11 +10,11 @@ Theory of operation
 -------------------
 
 :class:`HermesReader` follows the JSON structure of the block incrementally with the
-core's :class:`~stream_parser.core.json_scan.JsonScanner`, so that no character is looked
+core's :class:`~stream_parser.core.kit.JsonScanner`, so that no character is looked
 at more than a bounded number of times (linear time):
 
 * **String state.**  :meth:`HermesReader.accepts_end` answers from the scanner's
-  :attr:`~stream_parser.core.json_scan.JsonScanner.in_string`: a ``</tool_call>`` inside
+  :attr:`~stream_parser.core.kit.JsonScanner.in_string`: a ``</tool_call>`` inside
   a string is content, so ``{"content": "</tool_call>"}`` does not end the call.  Once
   the object has ended, or if the content is not an object, nothing more is followed.
 * **Top-level members.**  The scanner reports each key of the object, where each value

@@ -43,7 +43,14 @@ from typing import Any, Final, TypeAlias, get_args
 from pydantic import ConfigDict, TypeAdapter
 from pydantic_core import to_jsonable_python
 
-from ..agent.events import AgentDoneEvent, StepStartEvent, StopReason, ToolResultEvent
+from ..agent.events import (
+    AgentDoneEvent,
+    RequestDoneEvent,
+    StepStartEvent,
+    StopReason,
+    ToolResultEvent,
+)
+from ..agent.usage import LimitHit
 from ..core.events import (
     AnyParseEvent,
     CodeBlockDeltaEvent,
@@ -79,6 +86,7 @@ AnyEvent: TypeAlias = (
     | CodeBlockEvent
     | FramingEvent
     | StepStartEvent
+    | RequestDoneEvent
     | ToolResultEvent
     | AgentDoneEvent
 )
@@ -105,8 +113,10 @@ EVENT_TYPES: Final[Mapping[str, type[Event]]] = {_kind_of(cls): cls for cls in g
 _PARSE: Final[TypeAdapter[Any]] = TypeAdapter(AnyParseEvent)
 _PARSE_KINDS: Final = frozenset(_kind_of(cls) for cls in get_args(get_args(AnyParseEvent)[0]))
 _AGENT: Final[TypeAdapter[Any]] = TypeAdapter(
-    StepStartEvent | ToolResultEvent, config=ConfigDict(arbitrary_types_allowed=True)
+    StepStartEvent | RequestDoneEvent | ToolResultEvent,
+    config=ConfigDict(arbitrary_types_allowed=True),
 )
+_LIMIT: Final[TypeAdapter[LimitHit]] = TypeAdapter(LimitHit)
 # AgentDoneEvent's messages are the OpenAI chat format's TypedDicts, which Pydantic cannot
 # validate on every supported Python: they are checked as JSON objects instead.
 _MESSAGES: Final[TypeAdapter[list[dict[str, Any]]]] = TypeAdapter(list[dict[str, Any]])
@@ -196,7 +206,7 @@ def _read_event(data: str | bytes) -> AnyEvent:
         raise ValueError(f"not an event: expected an object with a 'kind', got {_excerpt(data)}")
     if kind in _PARSE_KINDS:
         return _PARSE.validate_python(obj)  # type: ignore[no-any-return]
-    if kind in ("step_start", "tool_result"):
+    if kind in ("step_start", "request_done", "tool_result"):
         return _AGENT.validate_python(obj)  # type: ignore[no-any-return]
     if kind == "agent_done":
         return _agent_done(obj, data)
@@ -215,7 +225,14 @@ def _agent_done(obj: dict[str, Any], data: str | bytes) -> AgentDoneEvent:
     ):
         raise ValueError(f"not a valid agent_done event: {_excerpt(data)}")
     messages: Any = _MESSAGES.validate_python(obj.get("messages"))
-    return AgentDoneEvent(reason=reason, messages=messages, output=output, steps=steps)
+    limit = obj.get("limit")
+    return AgentDoneEvent(
+        reason=reason,
+        messages=messages,
+        output=output,
+        steps=steps,
+        limit=None if limit is None else _LIMIT.validate_python(limit),
+    )
 
 
 def _excerpt(data: str | bytes) -> str:

@@ -81,7 +81,7 @@ from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.chunks import ChatDelta
-from ..core.sdk_items import ChunkDeltas, fix_surrogates, read_field
+from ..core.kit import ChunkDeltas, fix_surrogates, read_field
 from ..errors import ConfigError
 from .base import ContextLengthError, Message, ModelError
 from .sse import CONTEXT_NOTE as _CONTEXT_NOTE

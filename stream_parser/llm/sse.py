@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.sdk_items import read_field
+from ..core.kit import read_field
 
 __all__ = [
     "CONTEXT_NOTE",

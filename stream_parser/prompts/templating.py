@@ -36,6 +36,7 @@ TEMPLATE_NAMES: Final = (
     "context",
     "deepseek_instructions",
     "example_call_block",
+    "final_answer",
     "function_continue",
     "function_empty",
     "function_retry",

@@ -43,11 +43,11 @@ from .classify import Kind, classify
 from .coerce import (
     MAX_NESTED_DEPTH,
     NULL_TOKENS,
-    _fields_of,
     _mapping_args,
     _root_annotation,
     _tuple_items,
     coerce_value,
+    fields_of,
 )
 
 __all__ = [
@@ -285,7 +285,7 @@ def _union(element: Element, tp: Any, depth: int) -> Any:
     if element.children:
         tags = {child.tag for child in element.children}
         for member in members:
-            if member.kind in _FIELD_KINDS and not tags <= set(_fields_of(member.tp)):
+            if member.kind in _FIELD_KINDS and not tags <= set(fields_of(member.tp)):
                 continue  # the next member gets its chance
             if member.kind in _STRUCTURED or member.kind in (Kind.ROOT, Kind.ANY):
                 return _value(element, member.tp, depth + 1)
@@ -319,7 +319,7 @@ def _structured(element: Element, tp: Any, kind: Kind, depth: int) -> Any:
                 key = child.tag
             values[key] = _value(child, value_tp, depth + 1)
         return values
-    fields = _fields_of(tp)
+    fields = fields_of(tp)
     counts: dict[str, int] = {}
     for child in children:
         counts[child.tag] = counts.get(child.tag, 0) + 1

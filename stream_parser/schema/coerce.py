@@ -65,8 +65,12 @@ __all__ = [
     "MAX_NESTED_XML_CHARS",
     "NULL_TOKENS",
     "TRUE_TOKENS",
+    "FieldEntry",
     "coerce_value",
+    "field_entries",
+    "fields_of",
     "serialize_value",
+    "serialize_with_kind",
 ]
 
 TRUE_TOKENS: Final[frozenset[str]] = frozenset({"true", "yes", "on", "1"})
@@ -106,7 +110,7 @@ _STR_KINDS: Final = frozenset({_Kind.STR, _Kind.JSON})
 _TEXT_KINDS: Final = _STR_KINDS | _PASS_KINDS | {_Kind.ANY}
 
 
-class _Field(NamedTuple):
+class FieldEntry(NamedTuple):
     """One field of a model-like type, as nested values address it.
 
     Attributes:
@@ -180,17 +184,27 @@ def serialize_value(value: Any, annotation: Any = Any) -> str:
         pydantic_core.PydanticSerializationError: the value cannot be made JSON.
     """
     del annotation  # the runtime type decides; see the docstring
-    return _serialize(value)[0]
+    return serialize_with_kind(value)[0]
 
 
-def _serialize(value: Any) -> tuple[str, bool]:
-    """:func:`serialize_value`, plus whether the text is a JSON array or object."""
+def serialize_with_kind(value: Any) -> tuple[str, bool]:
+    """:func:`serialize_value`, plus whether the text is a JSON array or object.
+
+    The XML writer needs the second part: a JSON array or object is written as the
+    parameter's text as it is, where any other text may need escaping.
+
+    Example:
+        >>> serialize_with_kind([1, 2])
+        ('[1,2]', True)
+        >>> serialize_with_kind("[1, 2]")
+        ('[1, 2]', False)
+    """
     if value is None:
         return "null", False
     if isinstance(value, bool):
         return ("true" if value else "false"), False
     if isinstance(value, enum.Enum):
-        return _serialize(value.value)
+        return serialize_with_kind(value.value)
     if isinstance(value, str):
         return value, False
     if isinstance(value, int):
@@ -212,18 +226,26 @@ def _root_annotation(tp: Any) -> Any:
     return Any if field is None else field.annotation
 
 
-def _field_entries(model: type[BaseModel]) -> list[tuple[_Field, list[str]]]:
+def field_entries(model: type[BaseModel]) -> list[tuple[FieldEntry, list[str]]]:
     """Each field of a model with its plain-string aliases (preferred first).
 
     The ``key`` is what ``model_validate`` expects: the preferred alias when the model
-    validates by alias (Pydantic's default), else the field name.
+    validates by alias (Pydantic's default), else the field name.  The XML argument
+    converter builds its parameter tags from these.
+
+    Example:
+        >>> from pydantic import BaseModel, Field
+        >>> class Args(BaseModel):
+        ...     path: str = Field(alias="file")
+        >>> field_entries(Args)
+        [(FieldEntry(name='path', key='file', annotation=<class 'str'>), ['file'])]
     """
     by_alias = model.model_config.get("validate_by_alias", True)
-    entries: list[tuple[_Field, list[str]]] = []
+    entries: list[tuple[FieldEntry, list[str]]] = []
     for name, info in model.model_fields.items():
         aliases = [alias for alias in _string_aliases(info) if alias != name]
         key = aliases[0] if (aliases and by_alias) else name
-        entries.append((_Field(name, key, _field_annotation(info)), aliases))
+        entries.append((FieldEntry(name, key, _field_annotation(info)), aliases))
     return entries
 
 
@@ -237,12 +259,12 @@ def _field_annotation(info: FieldInfo) -> Any:
     return info.annotation
 
 
-def _model_fields(model: type[BaseModel]) -> dict[str, _Field]:
+def _model_fields(model: type[BaseModel]) -> dict[str, FieldEntry]:
     """Map every name a model field answers to (its name and string aliases) to it."""
-    table: dict[str, _Field] = {}
-    for entry, _ in _field_entries(model):
+    table: dict[str, FieldEntry] = {}
+    for entry, _ in field_entries(model):
         table[entry.name] = entry
-    for entry, aliases in _field_entries(model):
+    for entry, aliases in field_entries(model):
         for alias in aliases:
             table.setdefault(alias, entry)
     return table
@@ -262,7 +284,7 @@ def _string_aliases(info: FieldInfo) -> list[str]:
 
 
 @functools.lru_cache(maxsize=512)
-def _structured_fields(tp: Any) -> dict[str, _Field]:
+def _structured_fields(tp: Any) -> dict[str, FieldEntry]:
     """The fields of a model, TypedDict or dataclass, keyed by every accepted name."""
     if isinstance(tp, type) and issubclass(tp, BaseModel):
         return _model_fields(tp)
@@ -274,10 +296,23 @@ def _structured_fields(tp: Any) -> dict[str, _Field]:
         names = [f.name for f in dataclasses.fields(tp)]
     else:
         names = list(hints)
-    return {name: _Field(name, name, hints.get(name, Any)) for name in names}
+    return {name: FieldEntry(name, name, hints.get(name, Any)) for name in names}
 
 
-def _fields_of(tp: Any) -> dict[str, _Field]:
+def fields_of(tp: Any) -> dict[str, FieldEntry]:
+    """The fields of a model, TypedDict or dataclass, keyed by every name they answer to.
+
+    A Pydantic model's fields answer to their name and their plain-string aliases; a
+    TypedDict's or a dataclass's to their name.  Streamed answers find a field by the
+    tag the model wrote with this table.
+
+    Example:
+        >>> from typing import TypedDict
+        >>> class Point(TypedDict):
+        ...     x: int
+        >>> fields_of(Point)
+        {'x': FieldEntry(name='x', key='x', annotation=<class 'int'>)}
+    """
     try:
         return _structured_fields(tp)
     except TypeError:  # unhashable annotation (a parametrised generic with odd args)
@@ -474,7 +509,7 @@ def _adjust_json(obj: Any, tp: Any, depth: int) -> Any:
                 for key, value in obj.items()
             }
         if kind in (_Kind.MODEL, _Kind.TYPEDDICT, _Kind.DATACLASS):
-            fields = _fields_of(tp)
+            fields = fields_of(tp)
             adjusted: dict[Any, Any] = {}
             for key, value in obj.items():
                 field = fields.get(key)
@@ -500,7 +535,7 @@ def _json_member(obj: Any, tp: Any) -> Any:
         if (
             isinstance(obj, dict)
             and kind in (_Kind.MODEL, _Kind.TYPEDDICT, _Kind.DATACLASS)
-            and set(obj) <= set(_fields_of(member))
+            and set(obj) <= set(fields_of(member))
         ):
             return member
     return None
@@ -616,7 +651,7 @@ def _from_children(element: etree._Element, tp: Any, kind: _Kind, depth: int, pi
             for child in children
         }
     if kind in (_Kind.MODEL, _Kind.TYPEDDICT, _Kind.DATACLASS):
-        fields = _fields_of(tp)
+        fields = fields_of(tp)
         if picky and any(_tag(child) not in fields for child in children):
             return _FAIL
         values: dict[str, Any] = {}

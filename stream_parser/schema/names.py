@@ -32,6 +32,7 @@ __all__ = [
     "NATIVE_NAME_PATTERN",
     "TOOL_NAME_PATTERN",
     "XML_TOOL_NAME_PATTERN",
+    "XML_TOOL_NAME_RULE",
     "check_tool_name",
     "is_native_name",
     "is_tool_name",

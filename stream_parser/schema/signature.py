@@ -57,6 +57,7 @@ __all__ = [
     "AnnotationCheck",
     "Docstring",
     "FunctionSignature",
+    "camel_case",
     "parse_docstring",
     "pin_image_roots",
     "read_signature",

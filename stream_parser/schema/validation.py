@@ -2,7 +2,7 @@
 
 Shared by every path that turns a model's tool call into a Pydantic instance: the XML
 core (``core/xml_tools.py``), the JSON dialects (``dialects/``), native calls
-(``core/native.py``) and the tools' own validation (``tools/``).  A validation failure is
+(``core/_native.py``) and the tools' own validation (``tools/``).  A validation failure is
 worded for the model once, by :func:`describe_errors`.  None of it raises for what a
 model wrote.
 """

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ..core.dialect_names import BUILTIN_DIALECTS
+from ..core.kit import BUILTIN_DIALECTS
 from ..errors import ConfigError
 from .settings import ProxySettings
 

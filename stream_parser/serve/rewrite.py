@@ -52,8 +52,8 @@ from typing import Any, Final
 from ..agent.react import tools_prompt
 from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
+from ..core.kit import ChunkDeltas
 from ..core.parser import StreamToolParser
-from ..core.sdk_items import ChunkDeltas
 from ..dialects import get_dialect
 from ..dialects.detect import ModelDialect, dialect_for_model, with_reasoning
 from ..encoders.openai_chunks import ChoiceEncoder, chunk, completion_message

@@ -16,8 +16,10 @@
 
 from __future__ import annotations
 
-from ._events import assert_lossless, merge_deltas, tiling_events
-from ._models import (
+from .dialects import check_chunkings, check_dialect
+from .events import assert_lossless, merge_deltas, tiling_events
+from .history import assert_valid_history, validate_history
+from .models import (
     ChatRequest,
     FunctionModel,
     NativeCall,
@@ -26,8 +28,6 @@ from ._models import (
     ScriptedReply,
     ScriptExhaustedError,
 )
-from .dialects import check_chunkings, check_dialect
-from .history import assert_valid_history, validate_history
 
 __all__ = [
     "ChatRequest",

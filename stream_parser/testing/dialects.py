@@ -62,7 +62,6 @@ from pydantic import BaseModel
 
 from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
-from ..core.dialect_registry import dialect_plugins
 from ..core.events import (
     FramingEvent,
     NoticeEvent,
@@ -75,8 +74,9 @@ from ..core.events import (
     ToolCallStartEvent,
     ToolParamDeltaEvent,
 )
+from ..core.kit import dialect_plugins
 from ..core.parser import StreamToolParser
-from ._events import assert_lossless, merge_deltas
+from .events import assert_lossless, merge_deltas
 from .fixtures import TOOLS
 
 __all__ = ["check_chunkings", "check_dialect", "load_cases", "marker_tokens"]

@@ -10,7 +10,7 @@ Pydantic model classes or tool descriptions from other software (OpenAI, Anthrop
 MCP tool lists: :mod:`~stream_parser.tools.sources`), or a mapping of name to a tool,
 function or model class.  Importing this module
 registers :func:`as_registry` with the core
-(:func:`stream_parser.core.toolset.register_tool_converter`), so that the parser, which
+(:func:`stream_parser.core.kit.register_tool_converter`), so that the parser, which
 must not import this layer, accepts those forms too.
 """
 
@@ -22,7 +22,7 @@ from typing import Any, ParamSpec, TypeAlias, TypeVar, cast, overload
 
 from pydantic import BaseModel
 
-from ..core.toolset import register_tool_converter
+from ..core.kit import register_tool_converter
 from ..errors import ConfigError
 from ..prompts.text import Templates, say
 from ..schema.names import check_tool_name, native_names

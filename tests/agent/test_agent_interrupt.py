@@ -11,7 +11,7 @@ import pytest
 
 from stream_parser import AgentRun, FunctionCallAgent, ReActAgent, ToolCallEvent
 from stream_parser.core.chunks import ChatDelta, ToolCallDelta
-from stream_parser.core.dialect_names import dialect_names
+from stream_parser.core.kit import dialect_names
 from stream_parser.dialects import get_dialect
 from stream_parser.llm import ModelError
 from stream_parser.llm.base import Message

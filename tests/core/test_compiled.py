@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import stream_parser.core as core
-from stream_parser.core import scan
+from stream_parser.core import _scan as scan
 
 ROOT = Path(__file__).resolve().parents[2]
 BACKEND = ROOT / "build_backend" / "stream_parser_build.py"
@@ -56,7 +56,7 @@ def test_compiled_matches_the_imported_scanner() -> None:
 def test_the_backend_lists_the_driver_and_its_readers() -> None:
     names = compiled_modules()
     assert "stream_parser.core.parser" in names
-    assert "stream_parser.core.readers.tool" in names
+    assert "stream_parser.core._readers.tool" in names
     # Interpreted on purpose (see the backend's docstring).
     for kept in ("drivers", "events", "plugins", "readers.pieces"):
         assert f"stream_parser.core.{kept}" not in names

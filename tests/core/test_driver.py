@@ -13,7 +13,7 @@ from stream_parser import (
     ParseStateManager,
     StreamToolParser,
 )
-from stream_parser.core import dialect_registry
+from stream_parser.core import _dialect_registry as dialect_registry
 from stream_parser.core.plugins import ParsePlugin
 from stream_parser.core.state import TRANSITIONS, Trigger
 from tests.helpers import assert_all_splittings

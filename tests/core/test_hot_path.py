@@ -4,7 +4,7 @@ A chunk without a character that matters in the current state is taken whole by 
 reader's fast path (``Reader.fast_path``) instead of the loop.  These properties run
 the same input through a parser whose fast path is off and check that the events are
 the very same, chunk by chunk and unmerged; and that the cheap first test of a chunk
-(:func:`~stream_parser.core.scan.stop_char`) never lets through a chunk the stop
+(:func:`~stream_parser.core._scan.stop_char`) never lets through a chunk the stop
 pattern would stop.
 """
 
@@ -25,8 +25,8 @@ from stream_parser import (
     TextOutputEvent,
     ThinkingEvent,
 )
+from stream_parser.core._scan import stop_char, stop_pattern
 from stream_parser.core.plugins import tag_stop
-from stream_parser.core.scan import stop_char, stop_pattern
 from stream_parser.errors import ConfigError, ParserClosedError
 from tests.core.test_properties import PROPS, configs, cut, texts
 from tests.tools_fixture import TOOLS

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream_parser.core import COMPILED, json_scan
-from stream_parser.core.json_scan import JsonMark, JsonScanner
+from stream_parser.core import COMPILED
+from stream_parser.core import _json_scan as json_scan
+from stream_parser.core._json_scan import JsonMark, JsonScanner
 from tests.helpers import splits
 
 

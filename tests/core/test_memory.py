@@ -16,9 +16,9 @@ import pytest
 from pydantic import BaseModel
 
 from stream_parser import StreamToolParser
+from stream_parser.core._readers.pieces import FOLD, Pieces
 from stream_parser.core.config import ParserConfig
 from stream_parser.core.events import ThinkingEvent, ToolCallEvent
-from stream_parser.core.readers.pieces import FOLD, Pieces
 
 # Megabyte streams under tracemalloc take seconds each: run with the slow tests.
 pytestmark = pytest.mark.slow

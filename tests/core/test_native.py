@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, field_validator
 
+from stream_parser.core._native import NativeCallAccumulator
 from stream_parser.core.chunks import ToolCallDelta
 from stream_parser.core.events import (
     ParseErrorEvent,
@@ -18,7 +19,6 @@ from stream_parser.core.events import (
     ToolCallEvent,
     ToolCallStartEvent,
 )
-from stream_parser.core.native import NativeCallAccumulator
 from stream_parser.encoders import event_to_json
 from stream_parser.errors import ConfigError
 from stream_parser.testing import merge_deltas

@@ -24,8 +24,8 @@ from stream_parser import (
     StreamToolParser,
     ToolCallEvent,
 )
-from stream_parser.core import tables as tables_module
-from stream_parser.core.scan import TagKind
+from stream_parser.core import _tables as tables_module
+from stream_parser.core._scan import TagKind
 from stream_parser.testing import merge_deltas
 from stream_parser.tools import ToolRegistry, tool
 from tests.helpers import assert_all_splittings, feed_all

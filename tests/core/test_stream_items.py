@@ -31,8 +31,8 @@ from stream_parser import (
     aparse_stream,
     parse_stream,
 )
+from stream_parser.core._sdk_items import ChunkReader, is_chunk
 from stream_parser.core.chunks import ToolCallDelta
-from stream_parser.core.sdk_items import ChunkReader, is_chunk
 from stream_parser.testing import merge_deltas
 
 openai_chat = pytest.importorskip("openai.types.chat")

@@ -9,13 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stream_parser import ParseEvent, ParsePlugin, StreamToolParser
+from stream_parser.core._json_scan import JsonScanner
 from stream_parser.core.events import (
     CodeBlockEvent,
     Span,
     ToolArgumentsDeltaEvent,
     ToolParamDeltaEvent,
 )
-from stream_parser.core.json_scan import JsonScanner
 from stream_parser.core.plugins import FastData, PluginBlock, ValueRun
 from stream_parser.errors import ConfigError
 from stream_parser.testing import merge_deltas

@@ -19,7 +19,7 @@ from stream_parser import (
     llm_chat,
     tool,
 )
-from stream_parser.agent import AgentDoneEvent
+from stream_parser.agent import AgentDoneEvent, UsageLimits
 from stream_parser.decorators import current_trace_id
 from stream_parser.testing import (
     FunctionModel,
@@ -179,6 +179,30 @@ def test_tools_run_and_their_traffic_stays_out_of_the_history(protocol: str) -> 
     system = model.requests[0].messages[0]["content"]
     # The tool list comes before the docstring.
     assert system.index("add") < system.index("Use the tools.")
+
+
+@pytest.mark.parametrize("protocol", ["native", "xml"])
+def test_a_chat_takes_a_budget_and_a_last_answer(protocol: str) -> None:
+    call: Any = (
+        [NativeCall("add", {"a": 2, "b": 3})]
+        if protocol == "native"
+        else "<add><a>2</a><b>3</b></add>"
+    )
+    model = ScriptedModel([call, "It is 5."])
+
+    @llm_chat(
+        model,
+        toolkit=[add],
+        protocol=protocol,
+        usage_limits=UsageLimits(requests=1),
+        final_answer_at_limit=True,
+    )
+    def chat(message: str, history: History) -> None:
+        """Use the tools."""
+
+    pairs = pairs_of(chat, "2+3?", history=[])
+    assert "".join(c for c, _ in pairs).endswith("It is 5.")
+    assert len(model.requests) == 2  # the one request past the limit
 
 
 def test_raw_mode_yields_the_model_deltas() -> None:

@@ -20,6 +20,7 @@ from stream_parser import (
     llm_function,
     tool,
 )
+from stream_parser.agent import LimitHit, UsageLimits
 from stream_parser.decorators import current_trace_id
 from stream_parser.testing import (
     FunctionModel,
@@ -392,6 +393,62 @@ def test_a_limit_reached_raises_with_the_run(kwargs: dict[str, int], reason: str
     assert info.value.reason == reason
     assert info.value.run.reason == reason
     assert info.value.run.messages[-1]["role"] == "tool"
+
+
+@pytest.mark.parametrize(
+    ("limits", "hit"),
+    [
+        (UsageLimits(requests=1), LimitHit("requests", 1, 1)),
+        (UsageLimits(tool_calls=1), LimitHit("tool_calls", 1, 1)),
+        (UsageLimits(output_tokens=5), LimitHit("output_tokens", 5, 9)),
+    ],
+)
+def test_a_budget_reached_raises_with_its_limit(limits: UsageLimits, hit: LimitHit) -> None:
+    calls = [NativeCall("add", {"a": 1, "b": 1}), NativeCall("add", {"a": 2, "b": 2})]
+    usage = {"prompt_tokens": 3, "completion_tokens": 9}
+    model = ScriptedModel([ScriptedReply(tool_calls=calls, usage=usage), "4"])
+
+    @llm_function(model, toolkit=[add], usage_limits=limits)
+    def n() -> int:
+        """Add."""
+
+    with pytest.raises(RunLimitError, match=f"usage_limit, {hit.name}=") as info:
+        n()
+    assert info.value.reason == "usage_limit"
+    assert info.value.limit == hit == info.value.run.limit
+    assert_valid_history(info.value.run.messages)
+
+
+def test_a_last_answer_at_the_limit_is_the_value() -> None:
+    model = ScriptedModel([[NativeCall("add", {"a": 1, "b": 1})], "2"])
+
+    @llm_function(model, toolkit=[add], max_iterations=1, final_answer_at_limit=True)
+    def n() -> int:
+        """Add."""
+
+    assert n() == 2
+    assert model.requests[-1].options["tool_choice"] == "none"
+    assert len(model.requests) == 2
+
+
+def test_a_budget_of_tool_calls_is_for_the_whole_call() -> None:
+    model = ScriptedModel(
+        [
+            [NativeCall("add", {"a": 1, "b": 1})],
+            "not a number",
+            [NativeCall("add", {"a": 2, "b": 2})],
+            "4",
+        ]
+    )
+
+    @llm_function(model, toolkit=[add], usage_limits=UsageLimits(tool_calls=1))
+    def n() -> int:
+        """Add."""
+
+    with pytest.raises(RunLimitError) as info:
+        n()
+    assert info.value.reason == "usage_limit"
+    assert info.value.limit == LimitHit("tool_calls", 1, 1)  # the whole call's
 
 
 def test_a_reply_cut_by_its_length_raises() -> None:

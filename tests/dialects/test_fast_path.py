@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_parser import ParserConfig, StreamToolParser
-from stream_parser.core.readers.plugin import PluginReader
+from stream_parser.core._readers.plugin import PluginReader
 from stream_parser.dialects import DIALECTS, get_dialect
 from stream_parser.testing.fixtures import ExecuteCommand, ReadFile, WriteToFile
 from tests.helpers import run

@@ -22,7 +22,7 @@ from stream_parser import (
     ThinkingEvent,
     ToolCallEvent,
 )
-from stream_parser.core.dialect_registry import (
+from stream_parser.core._dialect_registry import (
     NO_FRAMING,
     QWEN3_FRAMING,
     Framing,

@@ -23,7 +23,7 @@ from stream_parser import (
     ThinkingEvent,
     ToolCallEvent,
 )
-from stream_parser.core import dialect_registry
+from stream_parser.core import _dialect_registry as dialect_registry
 from stream_parser.core.config import DEFAULT_THINKING_TAGS
 from stream_parser.core.kit import Reader
 from stream_parser.dialects import Dialect, ThinkingFormat, _toolcall, add_dialect

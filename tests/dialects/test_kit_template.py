@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from stream_parser import ParserConfig, StreamToolParser
-from stream_parser.core import dialect_registry
+from stream_parser.core import _dialect_registry as dialect_registry
 from stream_parser.core.kit import (
     CallContext,
     ModelPattern,

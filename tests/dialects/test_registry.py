@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from stream_parser import ConfigError, FencedCodePlugin, ParsePlugin, ParserConfig, StreamToolParser
-from stream_parser.core import dialect_registry
+from stream_parser.core import _dialect_registry as dialect_registry
 from stream_parser.dialects import DIALECTS, Dialect, add_dialect
 from tests.tools_fixture import TOOLS
 

@@ -7,7 +7,7 @@ import dataclasses
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -37,6 +37,7 @@ from stream_parser import (
     event_from_json,
     event_to_json,
 )
+from stream_parser.agent import LimitHit, RequestDoneEvent, StopReason, Usage
 from stream_parser.encoders import EVENT_TYPES, AnyEvent
 
 PROPS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -92,6 +93,7 @@ def strategies(text: st.SearchStrategy[str], finite: bool) -> dict[type, st.Sear
     values = json_values(text, finite)
     opt = st.none() | text
     index = st.integers(0, 100)
+    seconds = st.floats(0, 2e9, allow_nan=False)
     messages = st.lists(st.fixed_dictionaries({"role": text, "content": text}), max_size=3)
     found = [
         build(TextOutputEvent, text=text, span=spans()),
@@ -141,21 +143,37 @@ def strategies(text: st.SearchStrategy[str], finite: bool) -> dict[type, st.Sear
         build(FramingEvent, text=text, span=spans()),
         build(StepStartEvent, step=index),
         build(
+            RequestDoneEvent,
+            step=index,
+            started_at=seconds,
+            first_token_s=st.none() | seconds,
+            duration_s=seconds,
+            usage=st.builds(
+                Usage,
+                input_tokens=index,
+                output_tokens=index,
+                reasoning_tokens=index,
+                requests=index,
+                total_tokens=index,
+            ),
+            usage_reported=st.booleans(),
+        ),
+        build(
             ToolResultEvent,
             tool_name=text,
             result=tool_results(text),
             call_index=index,
             step=index,
             call_id=opt,
+            duration_s=st.none() | seconds,
         ),
         build(
             AgentDoneEvent,
-            reason=st.sampled_from(
-                ["done", "max_iterations", "max_tool_calls", "length", "model_error", "cancelled"]
-            ),
+            reason=st.sampled_from(list(get_args(StopReason))),
             messages=messages,
             output=text,
             steps=index,
+            limit=st.none() | st.builds(LimitHit, name=text, limit=index, used=index),
         ),
     ]
     return dict(found)
@@ -182,6 +200,7 @@ def test_the_strategies_cover_every_kind() -> None:
         "code_block",
         "framing",
         "step_start",
+        "request_done",
         "tool_result",
         "agent_done",
     }

@@ -32,6 +32,7 @@ from stream_parser import (
     ToolResultEvent,
     event_to_json,
 )
+from stream_parser.agent import LimitHit, RequestDoneEvent, Usage
 from stream_parser.encoders import (
     EVENT_TYPES,
     KEEP_ALIVE,
@@ -74,10 +75,28 @@ SAMPLE: list[Event] = [
     CodeBlockDeltaEvent(delta=ODD, language=ODD, span=(9, 10)),
     CodeBlockEvent(code=ODD, language="py", span=(9, 20)),
     FramingEvent(text=ODD, span=(20, 21)),
-    ToolResultEvent(
-        tool_name="t", result=ToolResult(tool_name="t", text=ODD), call_index=0, step=1
+    RequestDoneEvent(
+        step=1,
+        started_at=1.5e9,
+        first_token_s=0.25,
+        duration_s=1.0,
+        usage=Usage(input_tokens=3, requests=1),
+        usage_reported=True,
     ),
-    AgentDoneEvent(reason="done", messages=[{"role": "user", "content": ODD}], output=ODD, steps=2),
+    ToolResultEvent(
+        tool_name="t",
+        result=ToolResult(tool_name="t", text=ODD),
+        call_index=0,
+        step=1,
+        duration_s=0.5,
+    ),
+    AgentDoneEvent(
+        reason="usage_limit",
+        messages=[{"role": "user", "content": ODD}],
+        output=ODD,
+        steps=2,
+        limit=LimitHit(ODD, 2, 3),
+    ),
 ]
 
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from stream_parser.core._native import NativeCallAccumulator
 from stream_parser.core.chunks import ChatDelta
 from stream_parser.core.events import ParseErrorEvent, ToolCallEvent
-from stream_parser.core.native import NativeCallAccumulator
 
 BASE_URL = os.environ.get("STREAM_PARSER_LIVE_BASE_URL")
 MODEL = os.environ.get("STREAM_PARSER_LIVE_MODEL")

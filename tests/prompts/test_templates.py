@@ -74,6 +74,7 @@ VARIABLES: dict[str, dict[str, Any]] = {
     "function_user": {"parameters": JINJA, "arguments": {"a": JINJA}},
     "function_retry": {"problem": JINJA},
     "function_empty": {},
+    "final_answer": {},
     "function_continue": {"problem": JINJA, "number": 3},
     "chat_tools": {"tools": [{"name": JINJA, "description": JINJA}]},
 }

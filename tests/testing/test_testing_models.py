@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from stream_parser.core._native import NativeCallAccumulator
 from stream_parser.core.chunks import ChatDelta, ToolCallDelta
 from stream_parser.core.events import ToolCallEvent
-from stream_parser.core.native import NativeCallAccumulator
 from stream_parser.errors import ConfigError, StreamParserError
 from stream_parser.llm import ChatModel, ModelError
-from stream_parser.testing._models import (
+from stream_parser.testing.models import (
     ChatRequest,
     FunctionModel,
     NativeCall,

@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel
 
 from stream_parser.agent.runner import tool_registry
-from stream_parser.core.toolset import tool_models
+from stream_parser.core._toolset import tool_models
 from stream_parser.core.xml_tool_parser import XMLToolParser
 from stream_parser.errors import ConfigError
 from stream_parser.tools import Tool, ToolRegistry, as_registry, tool

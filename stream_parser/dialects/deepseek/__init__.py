@@ -56,7 +56,7 @@ bounded number of times (linear time) and nothing depends on how the text was cu
 * A call is announced (:class:`~stream_parser.core.events.ToolCallStartEvent`, for a
   registered tool) as soon as its name is complete, and reserves its ``call_index``
   when it opens.
-* JSON arguments are followed by :class:`~stream_parser.core.json_scan.JsonScanner` and
+* JSON arguments are followed by :class:`~stream_parser.core.kit.JsonScanner` and
   stream verbatim as :class:`~stream_parser.core.events.ToolArgumentsDeltaEvent`\ s; a
   ``<｜tool▁call▁end｜>`` inside a JSON string is content.  DSML values stream as
   :class:`~stream_parser.core.events.ToolParamDeltaEvent`\ s; as in rule 5 of the XML

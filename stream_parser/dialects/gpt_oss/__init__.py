@@ -36,7 +36,7 @@ Theory of operation
     (:class:`~stream_parser.core.events.ToolCallStartEvent`, for a registered tool) and
     the body streams verbatim as
     :class:`~stream_parser.core.events.ToolArgumentsDeltaEvent`\ s.  The core's
-    :class:`~stream_parser.core.json_scan.JsonScanner` follows the JSON as it arrives
+    :class:`~stream_parser.core.kit.JsonScanner` follows the JSON as it arrives
     (constant work per character; the plugin feeds it up to each ``<`` and asks
     whether that ``<`` is inside a string): ``<|call|>`` inside a string is content;
     outside one it ends the call.  Outside a string a ``<`` cannot be JSON, so the body

@@ -32,7 +32,7 @@ Three plugins read a reply (:meth:`KimiDialect.make_plugin`):
   ``<|tool_call_argument_begin|>`` (bounded) names the tool, which is then announced
   (:class:`~stream_parser.core.events.ToolCallStartEvent` with the header as
   ``call_id``); the arguments follow the core's
-  :class:`~stream_parser.core.json_scan.JsonScanner` and stream verbatim as
+  :class:`~stream_parser.core.kit.JsonScanner` and stream verbatim as
   :class:`~stream_parser.core.events.ToolArgumentsDeltaEvent`\ s.  A
   ``<|tool_call_end|>`` inside a JSON string is content.
 * :class:`KimiK3Plugin` reads one K3 call, from ``<|open|>call`` to

@@ -18,7 +18,7 @@ only when nothing but whitespace (and thinking) came before them in the reply.
 they come: the special token says that a call follows, prose before it or not. The block
 has no end tag; the plugin ends it itself (``ends_at``), where the JSON object or the
 bracket list ends. A JSON object is followed by the core's
-:class:`~stream_parser.core.json_scan.JsonScanner`, which reports where it ends; the
+:class:`~stream_parser.core.kit.JsonScanner`, which reports where it ends; the
 pythonic list by its own tracking of Python strings (both quotes) and brackets. Both do
 constant work per character. After a JSON call, whitespace and ``;`` stay in the block,
 and another ``{`` is the next parallel call; the first other character ends the block

@@ -25,7 +25,7 @@ character after the token (whitespace skipped) tells the layouts apart: ``[`` op
 array, ``{`` a single v3 call object written without its array, anything else is the
 name of a v11 call.  Every character is looked at a bounded number of times:
 
-* **Structure.**  The core's :class:`~stream_parser.core.json_scan.JsonScanner` follows
+* **Structure.**  The core's :class:`~stream_parser.core.kit.JsonScanner` follows
   the JSON (strings and their escapes, even when a piece ends between a backslash and
   the character it escapes, and the depth of objects and arrays) and reports where the
   top-level value ends.  A bracket or a ``[TOOL_CALLS]`` inside a string is content.

@@ -254,7 +254,7 @@ class Reader:
         holds_cut: what the reader holds at the end of a buffer is only ever a tag cut
             by the buffer's end, so its fast path may take more than whole chunks: the
             part of a chunk before such a cut tag (a match of its stop pattern that
-            :func:`~stream_parser.core.scan.is_cut` tells), the driver holding the
+            :func:`~stream_parser.core._scan.is_cut` tells), the driver holding the
             rest, which :meth:`run` would deliver the same way (one event) and hold
             without a word; and held text with the next chunk, when together they
             hold no match.  False by default.

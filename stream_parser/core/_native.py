@@ -77,6 +77,7 @@ from pydantic import BaseModel
 from ..errors import ConfigError
 from ..schema.names import native_name
 from ..schema.validation import validate_arguments
+from ._readers.pieces import Pieces
 from .chunks import ToolCallDelta
 from .config import ParserConfig
 from .events import (
@@ -88,7 +89,6 @@ from .events import (
     ToolCallStartEvent,
     shorten_context,
 )
-from .readers.pieces import Pieces
 
 __all__ = ["NativeCallAccumulator", "ProviderReasoning", "TRUNCATING_FINISH_REASONS"]
 

@@ -46,7 +46,7 @@ from typing import Any, Final, Protocol, TypeAlias
 
 from ..errors import ConfigError
 from ..schema.names import XML_TOOL_NAME_PATTERN, XML_TOOL_NAME_RULE
-from .reasoning import ThinkingFormat
+from ._reasoning import ThinkingFormat
 
 __all__ = [
     "BUILTIN_DIALECTS",
@@ -84,10 +84,10 @@ class DialectPlugin(Protocol):
     """
 
     @property
-    def start_tags(self) -> tuple[str, ...]: ...  # noqa: D102
+    def start_tags(self) -> tuple[str, ...]: ...
 
     @property
-    def end_tag(self) -> str: ...  # noqa: D102
+    def end_tag(self) -> str: ...
 
 
 PluginFactory: TypeAlias = (

@@ -5,7 +5,7 @@ between a synchronous and an asynchronous stream; they hold no parsing logic.  I
 may be ``str``, ``bytes`` (decoded incrementally as UTF-8), ``(content, metadata)``
 pairs (usage read from the metadata, :func:`usage_from_metadata`),
 :class:`~stream_parser.core.chunks.ChatDelta` or chat completion chunks (the ``openai``
-SDK's, read in :mod:`~stream_parser.core.sdk_items`); the parser's ``feed_item``
+SDK's, read in :mod:`~stream_parser.core._sdk_items`); the parser's ``feed_item``
 dispatches them, ``str`` first.
 
 :func:`drive_async` also takes a synchronous iterable (a list, the SDK's ``Stream``):
@@ -19,13 +19,10 @@ import codecs
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
+from .chunks import StreamItem
 from .events import ParseEvent
 
-__all__ = ["StreamItem", "Utf8Decoder", "drive", "drive_async", "usage_from_metadata"]
-
-StreamItem = Any
-"""A stream item: ``str``, ``bytes``, ``(content, metadata)``, :class:`ChatDelta` or a chat
-completion chunk (the ``openai`` SDK's ``ChatCompletionChunk``, or a dict of its JSON)."""
+__all__ = ["Utf8Decoder", "drive", "drive_async", "usage_from_metadata"]
 
 
 class _Parser(Protocol):

@@ -27,12 +27,12 @@ from collections.abc import Hashable, Mapping
 from typing import Any, Final, Generic, TypeVar, cast
 
 from ..schema.names import is_xml_tool_name
+from ._dialect_registry import check_tool_names, dialect_thinking
+from ._readers import ToolSpec, ToolTable
+from ._scan import TagKind, TagSpec, TagTable, stop_pattern
+from ._toolset import ToolModels, tool_models
 from .config import ParserConfig
-from .dialect_registry import check_tool_names, dialect_thinking
 from .plugins import ParsePlugin
-from .readers import ToolSpec, ToolTable
-from .scan import TagKind, TagSpec, TagTable, stop_pattern
-from .toolset import ToolModels, tool_models
 from .xml_tools import XMLArgumentConverter
 
 __all__ = ["PluginTags", "TagTables", "ToolTables", "plugin_tags", "tag_tables", "tool_tables"]

@@ -35,9 +35,9 @@ from collections.abc import Callable
 from typing import Final
 
 from ...errors import InternalError
+from .._scan import TagSpec, longest_prefix_suffix
 from ..events import ParseEvent, TextOutputEvent, _fast_arguments_delta, _fast_param_delta
 from ..plugins import ParsePlugin, PluginBlock, tag_stop
-from ..scan import TagSpec, longest_prefix_suffix
 from ..state import Trigger
 from ..value_run import ValueRun
 from .base import BoundedBlock, BoundedReader, Cursor, FastPath

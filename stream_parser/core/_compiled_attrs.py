@@ -18,7 +18,7 @@ else:
         from mypy_extensions import mypyc_attr
     except ImportError:  # the pure-Python package runs without it
 
-        def mypyc_attr(*_args: object, **_kwargs: object):  # noqa: D103
+        def mypyc_attr(*_args: object, **_kwargs: object):
             return lambda cls: cls
 
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from .._scan import exact_stop_pattern, longest_prefix_suffix, stop_pattern
 from ..events import ErrorType, ParseEvent, _fast_param_delta
-from ..scan import exact_stop_pattern, longest_prefix_suffix, stop_pattern
 from ..state import ToolPhase, Trigger
 from ..xml_tools import XMLArgumentConverter
 from .base import NO, WAIT, YES, Cursor, FastPath

@@ -28,8 +28,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from .._scan import PARTIAL, TagKind, TagSpec, TagTable
 from ..events import FramingEvent, NoticeEvent, ParseEvent, _fast_text
-from ..scan import PARTIAL, TagKind, TagSpec, TagTable
 from .base import NO, WAIT, YES, Cursor, FastPath, Reader
 from .plugin import PluginReader
 from .thinking import ThinkingReader

@@ -1,9 +1,9 @@
 """Reasoning formats: the thinking tags each dialect's model writes.
 
-A dialect's record (:class:`~stream_parser.core.dialect_registry.DialectRecord`) holds
+A dialect's record (:class:`~stream_parser.core._dialect_registry.DialectRecord`) holds
 its format; ``ParserConfig`` resolves its unset reasoning options
 (``thinking_tags=None``, ``start_in_thinking=None``) from the configured dialects'
-(:func:`~stream_parser.core.dialect_registry.dialect_thinking`) when asked, not when the
+(:func:`~stream_parser.core._dialect_registry.dialect_thinking`) when asked, not when the
 configuration is made, so that a copy with other dialects gets theirs.
 """
 

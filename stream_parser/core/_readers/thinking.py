@@ -12,7 +12,7 @@ closes.  Only ``max_thinking_size`` characters are kept: past them, one
 has ``truncated=True``).  The content is contiguous in the stream, so the limit is an
 absolute offset (``cutoff``), the same however the stream was chunked.
 
-With a dialect that declares framing (:class:`~stream_parser.core.dialect_registry.Framing`,
+With a dialect that declares framing (:class:`~stream_parser.core._dialect_registry.Framing`,
 the Qwen3 templates write ``<think>\n…\n</think>\n\n``), the newline after the start tag
 and the one before the end tag are not content, and the blank line after the end tag
 belongs to the block's span.  The reader holds what may still become framing (a newline
@@ -30,9 +30,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from ..dialect_registry import dialect_framing, dialect_thinking
+from .._dialect_registry import dialect_framing, dialect_thinking
+from .._scan import TagSpec, longest_prefix_suffix, stop_pattern
 from ..events import ErrorType, ParseEvent, ThinkingEvent, _fast_thinking_delta
-from ..scan import TagSpec, longest_prefix_suffix, stop_pattern
 from ..state import Trigger
 from .base import Cursor, FastPath, Reader
 from .pieces import FOLD_SIZE, Pieces

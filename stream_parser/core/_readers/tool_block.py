@@ -25,7 +25,7 @@ class ToolSpec:
         start_tag: ``<name>``.
         close_tag: ``</name>``.
         value_stops: a declared parameter's name -> the stop pattern of the fast path in
-            its value (:func:`~stream_parser.core.scan.exact_stop_pattern`), compiled
+            its value (:func:`~stream_parser.core._scan.exact_stop_pattern`), compiled
             when a value of the parameter first grows long.  Shared by the parsers of
             the tool set; bounded by ``params``.
     """

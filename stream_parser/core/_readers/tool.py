@@ -46,8 +46,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from .._scan import TagSpec
 from ..events import ParseEvent, ToolCallStartEvent
-from ..scan import TagSpec
 from ..state import ToolPhase, Trigger
 from ..xml_tools import XMLArgumentConverter
 from .base import Cursor
