@@ -251,14 +251,20 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
     "xml": ("", ()),
     "deepseek": (
         "deepseek",
-        _patterns((2100, r"deepseek~r1", _THINK, True), (2000, r"deepseek", _THINK, False)),
+        _patterns(
+            (2100, r"deepseek~r1", _THINK, True),
+            # V3.2 and V4: thinking on unless turned off, so the template writes <think>.
+            (2050, r"deepseek~v(?:3[._]2|[4-9])(?![0-9])", _THINK, True),
+            (2000, r"deepseek", _THINK, False),
+        ),
     ),
     "gpt_oss": ("gpt_oss", _patterns((1900, r"gpt~oss", None, False))),
     "qwen3_coder": (
         "qwen3_coder",
         _patterns(
             (1800, r"qwen3~coder", None, False),
-            (1700, r"qwen3[._][5-9](?![0-9])", _THINK, False),
+            # Qwen3.5 and later: the template ends the prompt with "<think>\n".
+            (1700, r"qwen3[._][5-9](?![0-9])", _THINK, True),
         ),
     ),
     "hermes": (
@@ -286,14 +292,16 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
                 600,
                 r"kimi~k[3-9](?![0-9])",
                 ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
-                False,
+                True,  # thinking on by default: the template opens it
             ),
         ),
     ),
     "glm": (
         "glm",
         _patterns(
-            (500, r"glm~(?:4[-_.]?[5-9](?![0-9b])|z1|[5-9](?![0-9b]))", _THINK, False),
+            # GLM-4.7 and 5: the generation prompt is "<|assistant|><think>".
+            (550, r"glm~(?:4[-_.]?[7-9](?![0-9b])|[5-9](?![0-9b]))", _THINK, True),
+            (500, r"glm~(?:4[-_.]?[5-6](?![0-9b])|z1)", _THINK, False),
             (400, r"glm~4", None, False),
         ),
     ),

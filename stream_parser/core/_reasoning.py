@@ -22,10 +22,11 @@ class ThinkingFormat:
         tags: the ``(start, end)`` thinking tag pairs (``(("[THINK]", "[/THINK]"),)``).
         prefilled: the chat template writes the opening tag itself, so the reply starts
             inside reasoning (``ParserConfig.start_in_thinking`` unless set).
-        bare_close: a closing tag without an opening one closes reasoning that started
-            at the reply's start.  The reply is then read as starting inside reasoning,
-            and an opening tag written at its very start is taken as that block's own
-            opening (``<think>a</think>b`` and ``a</think>b`` read alike).
+        bare_close: the model's template may open reasoning in the prompt, so a reply
+            told to start inside reasoning (``start_in_thinking``, set from
+            ``dialect_for_model``) takes an opening tag written at its very start as
+            that block's own opening (``<think>a</think>b`` and ``a</think>b`` read
+            alike).  It does not start the reply inside reasoning by itself.
 
     Example:
         >>> ThinkingFormat((("[THINK]", "[/THINK]"),)).tags[0][1]

@@ -48,6 +48,7 @@ class TagKind(enum.Enum):
     """What a recognised tag opens."""
 
     THINKING = "thinking"
+    THINKING_CLOSE = "thinking_close"  # a reasoning close with no reasoning open
     TOOL = "tool"
     PLUGIN = "plugin"
     FENCE = "fence"

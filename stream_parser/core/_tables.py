@@ -27,7 +27,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any, Final, Generic, TypeVar, cast
 
 from ..schema.names import is_xml_tool_name
-from ._dialect_registry import check_tool_names
+from ._dialect_registry import check_tool_names, dialect_thinking
 from ._readers import ToolSpec, ToolTable
 from ._scan import TagKind, TagSpec, TagTable, stop_pattern
 from ._toolset import ToolModels, tool_models
@@ -198,6 +198,18 @@ def _compile_tools(
     tools = {name: ToolSpec(name, converter.param_names(name)) for name in models}
     pairs = config.thinking_pairs
     specs = [TagSpec(start, TagKind.THINKING, end_tag=end) for start, end in pairs]
+    if "xml" not in config.dialects and (
+        config.thinking_tags is not None or dialect_thinking(config.dialects) is not None
+    ):
+        # A reasoning close with nothing open is framing, with a notice (the text before
+        # it was probably reasoning the template opened).  Under XML it is text (rule 2),
+        # and so it is in a dialect whose model writes no such tags (llama).
+        starts = {start for start, _ in pairs}
+        specs += [
+            TagSpec(end, TagKind.THINKING_CLOSE)
+            for end in dict.fromkeys(end for _, end in pairs)
+            if end not in starts
+        ]
     if "xml" in config.dialects:
         # A name that cannot be an XML tag (github/create_issue) has no XML calls: such a
         # tool is here only when its calls come natively (ParserConfig.native_tools).
@@ -231,7 +243,11 @@ def tag_tables(
     key = (tools, plugins)
     tables = _TAG_TABLES.get(key)
     if tables is None:
-        specs = list(tools.specs)
+        claimed = {tag for starts, _, _, _ in plugins for tag in starts}
+        # A plugin's tag wins over a reasoning close with the same text.
+        specs = [
+            s for s in tools.specs if s.kind is not TagKind.THINKING_CLOSE or s.tag not in claimed
+        ]
         for starts, end_tag, line_start_only, next_chars in plugins:
             specs += [
                 TagSpec(

@@ -37,7 +37,13 @@ class ParserConfig:
             :attr:`starts_in_thinking`.  Left unset, reasoning that arrives on its own
             channel (``ChatDelta.reasoning``, a chunk's ``reasoning_content``) before
             any content ends that block: the server took the reasoning out of the
-            content, which then starts as the reply.
+            content, which then starts as the reply.  So it does when the value came
+            from the model's chat template (``start_from_template``), not from you.
+        start_from_template: ``start_in_thinking`` was set from what the model's chat
+            template writes (by :func:`~stream_parser.dialects.detect.with_reasoning`,
+            from ``dialect_for_model``), not chosen by you.  Reasoning on its own
+            channel then still ends the opened block, as when ``start_in_thinking`` is
+            unset; only your own ``start_in_thinking=True`` keeps the content inside it.
         buffer_keep_size: how much whitespace the parser may hold back while a decision
             waits on the next non-whitespace character (after a tool's start tag, or
             after a parameter's closing tag).  Past it the decision is "no".
@@ -88,6 +94,7 @@ class ParserConfig:
     thinking_start_tag: str | None = None
     thinking_end_tag: str | None = None
     start_in_thinking: bool | None = None
+    start_from_template: bool = False
     buffer_keep_size: int = 128
     enable_xml_validation: bool = True
     max_tool_size: int = 1_048_576
@@ -166,9 +173,12 @@ class ParserConfig:
         """Whether the stream starts inside a thinking block.
 
         ``start_in_thinking`` when set; otherwise True when a configured dialect's
-        reasoning format is ``prefilled`` or ``bare_close``.
+        reasoning format is ``prefilled`` (its template always opens reasoning).  A
+        ``bare_close`` format no longer starts there by itself: a reply starts as the
+        reply unless its model's template opens reasoning (``dialect_for_model``) or
+        you say so.
         """
         if self.start_in_thinking is not None:
             return self.start_in_thinking
         fmt = dialect_thinking(self.dialects)
-        return fmt is not None and (fmt.prefilled or fmt.bare_close)
+        return fmt is not None and fmt.prefilled

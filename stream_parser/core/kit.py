@@ -447,6 +447,16 @@ class Reader:
         """The closed block's outcome: a call, or an error and the raw text."""
         raise NotImplementedError
 
+    def finish_unclosed(self, block: PluginBlock) -> list[ParseEvent] | None:
+        """The outcome of a block the stream ended without its end marker, or None.
+
+        None (the default) makes it ``unclosed_tool``.  A format whose model often
+        leaves out one close where the call's own end follows (GLM's last
+        ``</arg_value>`` before ``</tool_call>``) reads the block as complete here.  Only
+        asked when the reply was not cut by its length limit.
+        """
+        return None
+
     def malformed_call(self, why: str, block: PluginBlock) -> list[ParseEvent]:
         """The outcome of a call that cannot be read: ``malformed_tool``, never executed."""
         return failure(
@@ -573,6 +583,13 @@ class ReaderPlugin(ParsePlugin):
         return call_too_large(block, reader, self._context)
 
     def on_unclosed(self, block: PluginBlock) -> list[ParseEvent]:
-        """An ``unclosed_tool`` error and the block's raw text: never executed."""
+        """An ``unclosed_tool`` error and the block's raw text: never executed.
+
+        Unless the reader reads the block as complete (:meth:`Reader.finish_unclosed`).
+        """
         reader, self._reader = self._reader, None
+        if reader is not None and not block.cut:
+            recovered = reader.finish_unclosed(block)
+            if recovered is not None:
+                return recovered
         return call_unclosed(block, reader)

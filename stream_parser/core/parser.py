@@ -579,12 +579,13 @@ class StreamToolParser:
         if (
             reasoning is None
             and self._sm.current_state is ParseState.THINKING
-            and self.config.start_in_thinking is None
+            and (self.config.start_in_thinking is None or self.config.start_from_template)
             and self._untouched()
         ):
-            # The dialect's template opens reasoning in the prompt, so the content would
-            # start inside it; but this server sends the reasoning on its own channel (it
-            # took it out of the content), so the content starts as the reply.
+            # The template opens reasoning in the prompt, so the content would start
+            # inside it; but this server sends the reasoning on its own channel (it took
+            # it out of the content), so the content starts as the reply.  Only a user's
+            # own start_in_thinking=True says the content still holds reasoning.
             self._sm.current_state = ParseState.TEXT
             self._thinking.block = None
             self._reader = self._text

@@ -40,7 +40,7 @@ This module does not run the parser (the parser uses it).  The whole-block conve
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
@@ -214,10 +214,45 @@ class XMLArgumentConverter:
             return param in self.config.raw_params
         return entry.raw
 
+    def is_string_param(self, tool_name: str, param: str) -> bool:
+        """Whether a parameter's field holds a string: ``str``, or ``str | None``.
+
+        A format that delimits its values gives such a field the model's string as
+        written (its own framing removed, nothing else): see ``verbatim`` of
+        :meth:`build_instance`.
+
+        Args:
+            tool_name: a registered tool name.
+            param: an XML parameter name (False for a name the tool does not know).
+
+        Returns:
+            True when the field takes a string and nothing else but None.
+
+        Raises:
+            ToolError: the tool is not registered.
+
+        Example:
+            >>> from pydantic import BaseModel
+            >>> class Search(BaseModel):
+            ...     query: str
+            ...     limit: int | None = None
+            >>> converter = XMLArgumentConverter({"search": Search})
+            >>> converter.is_string_param("search", "query")
+            True
+            >>> converter.is_string_param("search", "limit")
+            False
+        """
+        entry = self._spec(tool_name).params.get(param)
+        return entry is not None and _takes_only_strings(entry.annotation)
+
     # --- raw strings -> instance ------------------------------------------------------
 
     def build_instance(
-        self, tool_name: str, raw_params: Mapping[str, str | None]
+        self,
+        tool_name: str,
+        raw_params: Mapping[str, str | None],
+        *,
+        verbatim: Collection[str] = (),
     ) -> ToolBuildResult:
         """Build a tool's model instance from its raw parameter strings.
 
@@ -233,6 +268,9 @@ class XMLArgumentConverter:
                 stands for a ``null`` that a format which writes None so has read
                 (qwen3_coder): the field gets None when its type admits None, even
                 beside ``str``; otherwise the text ``null``.
+            verbatim: parameter names whose text is the model's string as it is: a
+                format that delimits its values removed its own framing, and nothing
+                is trimmed or unwrapped here (the type conversion still applies).
 
         Returns:
             The instance, or None with the validation errors and a message.  Never
@@ -255,7 +293,10 @@ class XMLArgumentConverter:
             if entry is None:
                 data[name] = _unwrap_cdata(raw.strip())
                 continue
-            text = _unwrap_cdata(_trim_one_newline(raw) if entry.raw else raw.strip())
+            if name in verbatim:
+                text = raw  # the format removed its own framing already
+            else:
+                text = _unwrap_cdata(_trim_one_newline(raw) if entry.raw else raw.strip())
             data[entry.key if validate else entry.field] = coerce_value(text, entry.annotation)
         return validate_arguments(tool_name, spec.model, data, validate=validate)
 
@@ -340,6 +381,15 @@ def _admits_none(annotation: Any) -> bool:
     if info.kind is Kind.UNION:
         return any(_admits_none(member) for member in info.args)
     return info.kind is Kind.NONE
+
+
+def _takes_only_strings(annotation: Any) -> bool:
+    """Whether ``annotation`` is ``str``, or a union of ``str`` with nothing but None."""
+    info = classify(annotation)
+    if info.kind is Kind.UNION:
+        kinds = [classify(member).kind for member in info.args]
+        return Kind.STR in kinds and all(kind in (Kind.STR, Kind.NONE) for kind in kinds)
+    return info.kind is Kind.STR
 
 
 def _trim_one_newline(value: str) -> str:

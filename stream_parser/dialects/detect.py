@@ -252,26 +252,29 @@ def with_reasoning(config: ParserConfig, found: ModelDialect) -> ParserConfig:
         >>> config.thinking_tags, config.start_in_thinking
         ((('<think>', '</think>'),), True)
         >>> config = with_reasoning(ParserConfig(), dialect_for_model("deepseek-r1:8b"))
+        >>> config.start_in_thinking, config.start_from_template  # R1's template opens it
+        (True, True)
+        >>> config = with_reasoning(ParserConfig(), dialect_for_model("DeepSeek-V3.1"))
         >>> config.thinking_tags is None  # deepseek's own reasoning format reads it
         True
     """
     tags = config.thinking_tags
-    user_set = (tags is not None and tags != DEFAULT_THINKING_TAGS) or bool(
-        config.start_in_thinking
+    user_set = (tags is not None and tags != DEFAULT_THINKING_TAGS) or (
+        bool(config.start_in_thinking) and not config.start_from_template
     )
     if user_set:
         return config
     own = dialect_thinking((found.dialect,))
     if found.reasoning is None:
         if own is not None and (own.prefilled or own.bare_close):
-            # The dialect reads replies as starting inside reasoning, but this model
-            # writes none (Kimi-K2-Instruct): its replies start with their answer.
+            # This model writes no reasoning (Kimi-K2-Instruct): its replies start with
+            # their answer, whatever the dialect's format would allow.
             return dataclasses.replace(config, start_in_thinking=False)
         return config
     if (
         own is not None
         and found.reasoning in own.tags
-        and (not found.prefilled_reasoning or own.prefilled or own.bare_close)
+        and (not found.prefilled_reasoning or own.prefilled)
     ):
         # The dialect's registered reasoning format already reads this model (its tags,
         # a prefilled or bare closing tag): the configuration is left unset.
@@ -282,4 +285,7 @@ def with_reasoning(config: ParserConfig, found: ModelDialect) -> ParserConfig:
         thinking_start_tag=None,
         thinking_end_tag=None,
         start_in_thinking=found.prefilled_reasoning,
+        # The template's doing, not the user's: reasoning that a server sends on its own
+        # channel still makes the content the reply.
+        start_from_template=found.prefilled_reasoning,
     )

@@ -90,6 +90,7 @@ _KEY_OPEN: Final = "<arg_key>"
 _KEY_CLOSE: Final = "</arg_key>"
 _VALUE_OPEN: Final = "<arg_value>"
 _VALUE_CLOSE: Final = "</arg_value>"
+_END: Final = "</tool_call>"  # the block's end; in a value, content unless the stream ends
 _VALUE_STOP: Final = tag_stop((_VALUE_CLOSE,))
 """Where ``</arg_value>`` is in a value, or begins and is cut by the end of a chunk."""
 _VALUE_CLOSE_RE: Final = re.compile(re.escape(_VALUE_CLOSE))
@@ -365,6 +366,18 @@ class GlmReader(Reader):
     def accepts_end(self) -> bool:
         """``</tool_call>`` ends the block, except inside a value that is not closed."""
         return self.state != _VALUE or self._pending_end
+
+    def finish_unclosed(self, block: PluginBlock) -> list[ParseEvent] | None:
+        """The call, when the stream ended right after ``</tool_call>`` in the last value."""
+        written = block.content.rstrip(_WS)
+        end = block.span[1] - (len(block.content) - len(written)) - len(_END)
+        if self.state != _VALUE or self._pending_end or not written.endswith(_END):
+            return None
+        if _VALUE_CLOSE in block.between(self._value_from, end):
+            return None  # the close is there, with text after it: not a missing close
+        self._run.end, self._hold, self.state = end, "", _BODY
+        self._end_value()
+        return self.finish(block)
 
     # --- the outcome ---------------------------------------------------------------------
 

@@ -15,9 +15,9 @@ of the dialect:
 
 Every run must be lossless (the tiling spans cover the text exactly; a call's ``raw``
 and a delta's text are what their spans cover), and its merged events must equal the
-reference.  Then the reference must make the case's calls, errors, text and thinking.
-A case that reads differently under one chunking fails with that chunking and the first
-event that differs.
+reference.  Then the reference must make the case's calls, errors, text, thinking,
+framing and notices.  A case that reads differently under one chunking fails with that
+chunking and the first event that differs.
 
 A case is a mapping:
 
@@ -29,6 +29,8 @@ A case is a mapping:
 ``errors``, ``text_out``, ``thinking`` (optional)
     the error types reported, all text output joined, the thinking blocks' contents (a
     string for one block);
+``framing``, ``notices`` (optional)
+    the framing events' texts and the notices' codes, in order;
 ``config`` (optional)
     ``ParserConfig`` options for this case;
 ``cut`` (optional)
@@ -61,6 +63,8 @@ from pydantic import BaseModel
 from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
 from ..core.events import (
+    FramingEvent,
+    NoticeEvent,
     ParseErrorEvent,
     ParseEvent,
     TextOutputEvent,
@@ -247,7 +251,7 @@ def check_dialect(
     Raises:
         AssertionError: a case reads differently under one chunking (the message names
             it and the first event that differs), its events do not tile its text, or it
-            does not make its calls, errors, text or thinking.
+            does not make its calls, errors, text, thinking, framing or notices.
     """
     tools = TOOLS if tools is None else tools
     loaded = load_cases(cases) if isinstance(cases, (str, Path)) else list(cases)
@@ -302,3 +306,13 @@ def _check_outcome(
         expected = case["thinking"]
         expected = [expected] if isinstance(expected, str) else list(expected)
         assert thinking == expected, f"case {label!r}: thinking {thinking}, expected {expected}"
+    if "framing" in case:
+        framing = [e.text for e in events if isinstance(e, FramingEvent)]
+        assert framing == case["framing"], (
+            f"case {label!r}: framing {framing}, expected {case['framing']}"
+        )
+    if "notices" in case:
+        notices = [e.code for e in events if isinstance(e, NoticeEvent)]
+        assert notices == case["notices"], (
+            f"case {label!r}: notices {notices}, expected {case['notices']}"
+        )

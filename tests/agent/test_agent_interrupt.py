@@ -230,10 +230,12 @@ def _protocol_runs() -> dict[str, Callable[[], AgentRun]]:
     def dialect_run(name: str) -> Callable[[], AgentRun]:
         dialect = get_dialect(name)
         thinking = dialect.thinking
-        # A dialect whose reply starts inside reasoning gets that reasoning closed first.
+        # A dialect with a reasoning format gets a reasoning block first: opened by the
+        # reply itself, unless the dialect's template always opens it (prefilled).
         opening = ""
         if thinking is not None and (thinking.prefilled or thinking.bare_close):
-            opening = f"Let me add.{thinking.tags[0][1]}"
+            start, end = thinking.tags[0]
+            opening = f"{'' if thinking.prefilled else start}Let me add.{end}"
         call = dialect.format_call("add", {"a": 1, "b": 2})
         replies = [opening + call, opening + "It is 3."]
         return lambda: ReActAgent(ScriptedModel(replies, chunk_size=7), [add], dialect=name).run(

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from stream_parser import (
     ChatDelta,
@@ -26,6 +27,7 @@ from stream_parser import (
     StreamToolParser,
     TextOutputEvent,
     ThinkingEvent,
+    ToolArgumentsDeltaEvent,
     ToolCallEvent,
 )
 from stream_parser.dialects import DIALECTS, get_dialect
@@ -347,12 +349,15 @@ def test_prose_that_mentions_the_markers_is_text() -> None:
 # --- reasoning ----------------------------------------------------------------------------------
 
 
-def test_the_reply_starts_inside_reasoning() -> None:
+def test_the_reply_starts_inside_reasoning_when_the_template_opened_it() -> None:
     assert get_dialect("deepseek").thinking is DEEPSEEK_THINKING
     call = f"{CALLS_BEGIN}{v31('read_file', dict(path='a'))}{CALLS_END}"
     for reply in (f"Plan it.</think>Reading.{call}", f"<think>Plan it.</think>Reading.{call}"):
         events = assert_all_splittings(
-            lambda: StreamToolParser(TOOLS, config=ParserConfig(dialect="deepseek")), reply
+            lambda: StreamToolParser(
+                TOOLS, config=ParserConfig(dialect="deepseek", start_in_thinking=True)
+            ),
+            reply,
         )
         thinking = [e for e in events if isinstance(e, ThinkingEvent)]
         assert [t.content for t in thinking] == ["Plan it."]
@@ -361,7 +366,10 @@ def test_the_reply_starts_inside_reasoning() -> None:
 
 def test_a_reply_that_is_only_reasoning() -> None:
     events = assert_all_splittings(
-        lambda: StreamToolParser(TOOLS, config=ParserConfig(dialect="deepseek")), "Hmm.</think>"
+        lambda: StreamToolParser(
+            TOOLS, config=ParserConfig(dialect="deepseek", start_in_thinking=True)
+        ),
+        "Hmm.</think>",
     )
     assert [e.content for e in events if isinstance(e, ThinkingEvent)] == ["Hmm."]
     assert not [e for e in events if isinstance(e, (TextOutputEvent, ToolCallEvent))]
@@ -370,7 +378,10 @@ def test_a_reply_that_is_only_reasoning() -> None:
 def test_a_call_inside_reasoning_is_not_executed() -> None:
     reply = f"{CALLS_BEGIN}{v31('read_file', dict(path='a'))}{CALLS_END}</think>ok"
     events = assert_all_splittings(
-        lambda: StreamToolParser(TOOLS, config=ParserConfig(dialect="deepseek")), reply
+        lambda: StreamToolParser(
+            TOOLS, config=ParserConfig(dialect="deepseek", start_in_thinking=True)
+        ),
+        reply,
     )
     assert not any(isinstance(e, ToolCallEvent) for e in events)
 
@@ -546,12 +557,21 @@ def _cases() -> list[dict[str, Any]]:
     return json.loads((FIXTURES / "cases.json").read_text(encoding="utf-8"))["cases"]  # type: ignore[no-any-return]
 
 
+class ListFiles(BaseModel):
+    """A tool without parameters: DSML writes its call as one self-closing invoke."""
+
+
+FIXTURE_TOOLS = {**TOOLS, "list_files": ListFiles}
+
+
 @pytest.mark.parametrize("case", _cases(), ids=lambda c: c["name"])
 def test_fixture(case: dict[str, Any]) -> None:
     # A case without a configuration is read without reasoning at the start.
     config = case.get("config", {"start_in_thinking": False})
     check_dialect(
-        "deepseek", [{**case, "config": config, "errors": case.get("errors", [])}], tools=TOOLS
+        "deepseek",
+        [{**case, "config": config, "errors": case.get("errors", [])}],
+        tools=FIXTURE_TOOLS,
     )
 
 
@@ -581,8 +601,8 @@ def test_an_agent_speaking_deepseek_runs_its_calls() -> None:
 
     for variant in ("v3", "v3.1", "dsml"):
         call = DeepSeekDialect(variant).format_call("read_file", {"path": "b.txt"})
-        reply = f"I need the file.</think>Reading.{call}"
-        model = ScriptedModel([reply, "Got it.</think>Done."], chunk_size=(1, 7), seed=3)
+        reply = f"<think>I need the file.</think>Reading.{call}"
+        model = ScriptedModel([reply, "<think>Got it.</think>Done."], chunk_size=(1, 7), seed=3)
         agent = ReActAgent(model, [read_file], dialect="deepseek")
         assert CALLS_BEGIN in agent.system_prompt()  # the format is shown to the model
         run = agent.run_sync("b.txt?")
@@ -596,3 +616,13 @@ def test_a_dsml_tag_holding_the_start_of_another_reads_the_same_however_cut() ->
     text = '\n\n<｜DSML｜function_calls><｜DSML｜<｜DSML｜invoke name="read_file">'
     events = assert_all_splittings(factory(start_in_thinking=False), text)
     assert [e.kind for e in events] == ["tool_call_start", "error", "text"]
+
+
+def test_a_marker_s_first_character_ending_a_cut_string_reads_the_same_in_any_chunking() -> None:
+    # Inside a JSON string even a whole end marker is content, so what may begin one is
+    # arguments at once, whole or one character at a time.
+    text = f'{CALLS_BEGIN}{CALL_BEGIN}write_to_file{SEP}{{"path": "a.py", "content": "<'
+    config = ParserConfig(dialect="deepseek")
+    events = assert_all_splittings(lambda: StreamToolParser(TOOLS, config=config), text)
+    deltas = [e.delta for e in events if isinstance(e, ToolArgumentsDeltaEvent)]
+    assert "".join(deltas).endswith('"content": "<')

@@ -24,13 +24,13 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8": ("qwen3_coder", None, False),
     "qwen3-coder:30b": ("qwen3_coder", None, False),
     "hf.co/unsloth/Qwen3-Coder-30B-A3B-Instruct-GGUF:Q4_K_M": ("qwen3_coder", None, False),
-    # Qwen3.5 and later write Qwen3-Coder's XML form.
-    "Qwen/Qwen3.5-35B-A3B": ("qwen3_coder", THINK, False),
-    "Qwen/Qwen3.5-397B-A17B": ("qwen3_coder", THINK, False),
-    "qwen3.5:35b": ("qwen3_coder", THINK, False),
-    "hf.co/unsloth/Qwen3.5-35B-A3B-GGUF:Q4_K_M": ("qwen3_coder", THINK, False),
-    "Qwen/Qwen3.6-35B-A3B": ("qwen3_coder", THINK, False),
-    "Qwen/Qwen3.8-32B": ("qwen3_coder", THINK, False),
+    # Qwen3.5 and later write Qwen3-Coder's XML form; their template opens reasoning.
+    "Qwen/Qwen3.5-35B-A3B": ("qwen3_coder", THINK, True),
+    "Qwen/Qwen3.5-397B-A17B": ("qwen3_coder", THINK, True),
+    "qwen3.5:35b": ("qwen3_coder", THINK, True),
+    "hf.co/unsloth/Qwen3.5-35B-A3B-GGUF:Q4_K_M": ("qwen3_coder", THINK, True),
+    "Qwen/Qwen3.6-35B-A3B": ("qwen3_coder", THINK, True),
+    "Qwen/Qwen3.8-32B": ("qwen3_coder", THINK, True),
     "Qwen/Qwen3-8B": ("hermes", THINK, False),
     "qwen3:8b": ("hermes", THINK, False),
     "QWEN3-32B-AWQ": ("hermes", THINK, False),
@@ -44,6 +44,9 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "NousResearch/Hermes-2-Pro-Mistral-7B": ("hermes", None, False),
     "NousResearch/Hermes-4-14B": ("hermes", THINK, False),
     "deepseek-ai/DeepSeek-V3.1": ("deepseek", THINK, False),
+    "deepseek-ai/DeepSeek-V3.2": ("deepseek", THINK, True),
+    "deepseek-ai/DeepSeek-V3.2-Exp": ("deepseek", THINK, True),
+    "deepseek-ai/DeepSeek-V4": ("deepseek", THINK, True),
     "deepseek-ai/DeepSeek-V3-0324": ("deepseek", THINK, False),
     "deepseek-ai/DeepSeek-R1": ("deepseek", THINK, True),
     "deepseek-r1:8b": ("deepseek", THINK, True),
@@ -62,15 +65,18 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "GPT_OSS_120B": ("gpt_oss", None, False),
     "moonshotai/Kimi-K2-Instruct": ("kimi", None, False),
     "moonshotai/Kimi-K2-Thinking": ("kimi", THINK, True),
-    "moonshotai/Kimi-K3": ("kimi", K3_THINK, False),
-    "kimi-k3:latest": ("kimi", K3_THINK, False),
+    "moonshotai/Kimi-K3": ("kimi", K3_THINK, True),
+    "kimi-k3:latest": ("kimi", K3_THINK, True),
     "zai-org/GLM-4.6": ("glm", THINK, False),
     "zai-org/GLM-4.5-Air": ("glm", THINK, False),
     "glm4.5": ("glm", THINK, False),
     "THUDM/GLM-Z1-9B-0414": ("glm", THINK, False),
-    "zai-org/GLM-5.3": ("glm", THINK, False),
-    "zai-org/GLM-5": ("glm", THINK, False),
-    "glm-5.1:latest": ("glm", THINK, False),
+    # GLM-4.7 and 5 (and DeepSeek-V3.2, V4, Kimi-K3): the template opens reasoning.
+    "zai-org/GLM-4.7": ("glm", THINK, True),
+    "zai-org/GLM-4.7-Flash": ("glm", THINK, True),
+    "zai-org/GLM-5.3": ("glm", THINK, True),
+    "zai-org/GLM-5": ("glm", THINK, True),
+    "glm-5.1:latest": ("glm", THINK, True),
     "THUDM/glm-4-9b-chat": ("glm", None, False),
     "THUDM/GLM-4-32B-0414": ("glm", None, False),
     "meta-llama/Llama-3.1-8B-Instruct": ("llama", None, False),
@@ -201,7 +207,7 @@ def test_a_dialect_s_own_reasoning_format_is_left_to_read_it() -> None:
     found = ModelDialect("mistral", ("[THINK]", "[/THINK]"))
     config = with_reasoning(ParserConfig(dialect="mistral"), found)
     assert config.thinking_tags is None
-    assert config.thinking_pairs == (("[THINK]", "[/THINK]"),)
+    assert config.thinking_pairs == (("[THINK]", "[/THINK]"), ("<think>", "</think>"))
 
 
 def test_with_reasoning_keeps_tags_the_user_set() -> None:

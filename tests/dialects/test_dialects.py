@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -53,7 +54,8 @@ from stream_parser.dialects.gpt_oss import GptOssDialect
 from stream_parser.dialects.kimi import KimiDialect
 from stream_parser.dialects.llama import LlamaDialect
 from stream_parser.dialects.mistral import MistralDialect
-from stream_parser.testing import assert_lossless, merge_deltas
+from stream_parser.testing import assert_lossless, check_dialect, merge_deltas
+from stream_parser.testing.dialects import load_cases
 from tests.helpers import ENDINGS, assert_all_splittings, feed_all, run, splits
 from tests.tools_fixture import TOOLS, ExecuteCommand, ReadFile, Search, WriteToFile, summary
 
@@ -453,7 +455,7 @@ def test_qwen3_several_calls_and_raw_content() -> None:
             ("text", " then "),
             ("start", "read_file", 1),
             ("param", "path", " b.py "),
-            ("call", "read_file", ReadFile(path="b.py"), 1),
+            ("call", "read_file", ReadFile(path=" b.py "), 1),
             ("text", "."),
         ],
     )
@@ -523,7 +525,7 @@ def test_qwen3_whitespace_after_close_is_capped() -> None:
         [
             ("start", "read_file", 0),
             ("param", "path", f"a</parameter>{pad}"),
-            ("call", "read_file", ReadFile(path="a</parameter>"), 0),
+            ("call", "read_file", ReadFile(path=f"a</parameter>{pad}"), 0),
         ],
         buffer_keep_size=4,
     )
@@ -1234,3 +1236,10 @@ def test_the_usual_thinking_tags_stay_when_combined_with_a_family(family: str, u
     pairs = dict(config.thinking_pairs)
     assert pairs["<think>"] == "</think>"
     assert len(pairs) > 2  # the family's own format too
+
+
+def test_xml_fixture_cases_read_under_every_chunking() -> None:
+    """The XML dialect's fixtures: its rules on whitespace, stray tags and cut replies."""
+    folder = Path(__file__).parent.parent / "fixtures" / "dialects" / "xml"
+    events = check_dialect("xml", folder)
+    assert list(events) == [case["name"] for case in load_cases(folder)]

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from stream_parser import (
     CodeBlockEvent,
+    NoticeEvent,
     ParseEvent,
     ParsePlugin,
     ParserConfig,
@@ -378,14 +379,20 @@ def test_property_framing_removes_only_framing(text: str, dialects: tuple[str, .
 
 
 @pytest.mark.parametrize("dialects", [HERMES, QWEN])
-def test_tool_call_tag_cut_after_a_line_break_is_a_cut_call(dialects: tuple[str, ...]) -> None:
+def test_tool_call_tag_cut_right_after_it_is_a_cut_call(dialects: tuple[str, ...]) -> None:
     text = "Checking\n<tool_call>\n"
     assert _spans(dialects, text) == [
         ("text", "Checking", (0, 8)),
         ("error", "unclosed_tool", (8, len(text))),
         ("text", "\n<tool_call>\n", (8, len(text))),
     ]
-    check(dialects, "Checking <tool_call>", [("text", "Checking <tool_call>")])
+    # Without a line break too: the reply was cut right after the opener, not prose.
+    text = "Checking <tool_call>"
+    assert _spans(dialects, text) == [
+        ("text", "Checking ", (0, 9)),
+        ("error", "unclosed_tool", (9, len(text))),
+        ("text", "<tool_call>", (9, len(text))),
+    ]
 
 
 # --- the plugin attributes behind it, on a plugin of one's own ------------------------------
@@ -422,3 +429,30 @@ def test_a_plugin_with_a_named_start_tag_and_trailing_framing() -> None:
     assert _tagged("<v=a>[1]</v>") == [("block", "<v=a>[1]</v>", "</v>")]
     for prose in ["<v=a> 1</v>", "x <v=a>[1]</v>", "<v=>[1]</v>", "<v=a b>[1]</v>", "<v=a"]:
         assert _tagged(prose) == [("text", prose)]
+
+
+# --- a reasoning close with nothing open -----------------------------------------------------
+
+
+@pytest.mark.parametrize("dialects", [HERMES, QWEN])
+def test_a_reasoning_close_with_nothing_open_is_framing_and_a_notice(
+    dialects: tuple[str, ...],
+) -> None:
+    text = "plan</think>answer"
+    events = assert_all_splittings(factory(dialects), text)
+    assert [(e.kind, e.span) for e in events if not e.kind.endswith("_delta")] == [
+        ("text", (0, 4)),
+        ("framing", (4, 12)),
+        ("notice", (4, 4)),
+        ("text", (12, 18)),
+    ]
+    (notice,) = [e for e in events if isinstance(e, NoticeEvent)]
+    assert notice.code == "reasoning_close_without_open"
+    assert "start_in_thinking" in notice.message and "probably reasoning" in notice.message
+    # Written as inline code, the tag is mentioned, not closed.
+    check(dialects, "use `</think>` here", [("text", "use `</think>` here")])
+
+
+def test_a_reasoning_close_stays_text_where_the_model_writes_no_such_tags() -> None:
+    check(("xml",), "plan</think>answer", [("text", "plan</think>answer")])
+    check(("llama",), "plan</think>answer", [("text", "plan</think>answer")])

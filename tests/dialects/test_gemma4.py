@@ -99,6 +99,7 @@ class Zip(BaseModel):
 
 
 FIXTURE_TOOLS: dict[str, type[BaseModel]] = {
+    **TOOLS,  # the shared tools, which the format-rule cases call
     "get_weather": GetWeather,
     "create_issue": CreateIssue,
     "grep": Grep,

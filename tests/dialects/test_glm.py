@@ -81,6 +81,7 @@ class CreateIssue(BaseModel):
 
 
 FIXTURE_TOOLS: dict[str, type[BaseModel]] = {
+    **TOOLS,  # the shared tools, which the format-rule cases call
     "get_weather": GetWeather,
     "get_time": GetTime,
     "multiply": Multiply,
@@ -344,14 +345,14 @@ def test_deltas_can_be_turned_off() -> None:
 
 def test_a_reply_that_is_only_reasoning() -> None:
     for text in ("<think>Just thinking.</think>", "Just thinking.</think>"):
-        events = events_of(text, start_in_thinking=None)
+        events = events_of(text, start_in_thinking=True)
         assert [e.content for e in events if isinstance(e, ThinkingEvent)] == ["Just thinking."]
         assert not calls(events) and text_of(events) == ""
 
 
 def test_reasoning_then_a_call() -> None:
     text = "Need the file.</think>" + call("read_file", ("path", "a.py"))
-    events = events_of(text, start_in_thinking=None)
+    events = events_of(text, start_in_thinking=True)
     assert [e.content for e in events if isinstance(e, ThinkingEvent)] == ["Need the file."]
     assert calls(events) == [("read_file", ReadFile(path="a.py"))]
 

@@ -588,6 +588,7 @@ class Shell(BaseModel):
 
 
 FIXTURE_TOOLS: dict[str, type[BaseModel]] = {
+    **TOOLS,  # the shared tools, which the format-rule cases call
     "get_weather": GetWeather,
     "ffgrep": Ffgrep,
     "write_file": WriteFile,

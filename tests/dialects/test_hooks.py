@@ -189,7 +189,8 @@ def test_a_prefilled_opening_tag() -> None:
 @pytest.mark.parametrize("text", ["plan[/THINK]answer", "[THINK]plan[/THINK]answer"])
 def test_a_bare_closing_tag_closes_reasoning_from_the_reply_start(text: str) -> None:
     _reasoning_dialect("think_test", ThinkingFormat(THINK.tags, bare_close=True))
-    config = ParserConfig(dialect="think_test")
+    # A bare close format starts as the reply unless told: here the template opened it.
+    config = ParserConfig(dialect="think_test", start_in_thinking=True)
     events = assert_all_splittings(lambda: StreamToolParser(TOOLS, config=config), text)
     tiles = [e for e in events if e.TILES]
     assert [(e.kind, getattr(e, "content", getattr(e, "text", ""))) for e in tiles] == [
@@ -200,7 +201,7 @@ def test_a_bare_closing_tag_closes_reasoning_from_the_reply_start(text: str) -> 
 
 def test_a_bare_closing_tag_leaves_a_later_opening_tag_as_content() -> None:
     _reasoning_dialect("think_test", ThinkingFormat(THINK.tags, bare_close=True))
-    config = ParserConfig(dialect="think_test")
+    config = ParserConfig(dialect="think_test", start_in_thinking=True)
     events = merge_deltas(StreamToolParser(TOOLS, config=config).feed("a[THINK]b[/THINK]"))
     assert isinstance(events[-1], ThinkingEvent) and events[-1].content == "a[THINK]b"
 

@@ -357,17 +357,17 @@ def test_a_call_marker_quoted_in_prose_is_text() -> None:
 
 def test_reasoning_prefilled_by_the_template() -> None:
     text = "I should read it.</think>" + section(k2("read_file", '{"path": "a"}'))
-    events = events_of(text, start_in_thinking=None)  # the dialect's reasoning format
+    events = events_of(text, start_in_thinking=True)  # the template opened reasoning
     assert kinds(events)[:1] == [("thinking", "I should read it.", True)]
     assert kinds(events)[-1] == ("call", "read_file", ReadFile(path="a"))
     # Written with its opening tag, the reply reads the same.
-    same = events_of("<think>" + text, start_in_thinking=None)
+    same = events_of("<think>" + text, start_in_thinking=True)
     assert kinds(same) == kinds(events)
 
 
 def test_a_reply_that_is_only_reasoning() -> None:
     for text in ("<think>Nothing to do.</think>", "Nothing to do.<|close|>think<|sep|>"):
-        events = events_of(text, start_in_thinking=None)
+        events = events_of(text, start_in_thinking=True)
         assert kinds(events) == [("thinking", "Nothing to do.", True)]
 
 
@@ -377,7 +377,7 @@ def test_k3_reasoning_then_response_then_call() -> None:
         + tools(k3_call("read_file", 1, ("path", "string", "a")))
         + "<|close|>message<|sep|>"
     )
-    events = events_of(text, start_in_thinking=None)
+    events = events_of(text, start_in_thinking=True)
     assert kinds(events) == [
         ("thinking", "Need the file.", True),
         ("text", "Reading."),

@@ -413,6 +413,7 @@ class Bash(BaseModel):
 
 
 FIXTURE_TOOLS: dict[str, type[BaseModel]] = {
+    **TOOLS,  # the shared tools, which the format-rule cases call
     "get_weather": GetWeather,
     "get_time": GetTime,
     "brave_web_search": WebSearch,

@@ -338,7 +338,7 @@ def test_no_call_runs_with_a_value_that_holds_a_tag_line(body: str) -> None:
         ("inline", "inline"),
         ("\r\nwindows\r\n\r\n", "windows\r\n"),
         ("\nends in cr\r\r\n", "ends in cr\r"),
-        ("\n<![CDATA[  x  ]]>\n", "  x  "),
+        ("\n<![CDATA[  x  ]]>\n", "<![CDATA[  x  ]]>"),  # the format has no CDATA
         ("\n\n", ""),
         ("\n", ""),
     ],
@@ -365,9 +365,8 @@ def test_any_raw_parameter_arrives_byte_exact() -> None:
         f"<parameter=code>\n{code}\n</parameter>\n",
         "<parameter=language>\n  python  \n</parameter>\n",
     )
-    assert _outcome(text, {"snippet": Snippet}) == [("call", Snippet(code=code, language="python"))]
-    # language is a scalar above (stripped); named in raw_params it is raw too.
-    assert _outcome(text, {"snippet": Snippet}, raw_params=frozenset({"language"})) == [
+    # language is a string field: the model's string too, only the framing newlines off.
+    assert _outcome(text, {"snippet": Snippet}) == [
         ("call", Snippet(code=code, language="  python  "))
     ]
 

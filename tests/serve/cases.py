@@ -53,7 +53,7 @@ MODELS: dict[str, str | None] = {
 
 # The tool models each family's tests parse its fixtures with (module, attribute).
 _TOOLS_OF: dict[str, tuple[str, str]] = {
-    "deepseek": ("stream_parser.testing.fixtures", "TOOLS"),
+    "deepseek": ("tests.dialects.test_deepseek", "FIXTURE_TOOLS"),
     "gemma4": ("tests.dialects.test_gemma4", "ALL_TOOLS"),
     "glm": ("tests.dialects.test_glm", "ALL_TOOLS"),
     "gpt_oss": ("tests.dialects.test_gpt_oss", "FIXTURE_TOOLS"),

@@ -7,10 +7,10 @@ chunk may complete it), or nothing.  A thinking start tag opens its block.  A
 call's start tag (an XML tool's, or a plugin's that declares ``next_chars``) opens it
 only when the next non-whitespace character says it is a call (rule 3); otherwise the
 tag is text, so prose that mentions a tool does not run it, and so is a thinking start
-tag right after a backtick (inline code).  When the stream ends right after a call's
-start tag and a line break, the call was cut (rule 9): it opens, and its reader reports
-it unclosed.  Everything before an opened tag or a held prefix is emitted as text at once
-(invariant 3, early text).
+tag right after a backtick (inline code).  When the stream ends right after a dialect's
+call opener, or after an XML tool's start tag and a line break, the call was cut (rule
+9): it opens, and its reader reports it unclosed.  Everything before an opened tag or a
+held prefix is emitted as text at once (invariant 3, early text).
 
 A plugin's start tag may begin with a dialect's framing (``"\n<tool_call>"``): the tag
 table then holds a trailing newline back exactly as it holds a tag's prefix, only while
@@ -29,7 +29,7 @@ import re
 from typing import Final
 
 from .._scan import PARTIAL, TagKind, TagSpec, TagTable
-from ..events import ParseEvent, _fast_text
+from ..events import FramingEvent, NoticeEvent, ParseEvent, _fast_text
 from .base import NO, WAIT, YES, Cursor, FastPath, Reader
 from .plugin import PluginReader
 from .thinking import ThinkingReader
@@ -48,6 +48,7 @@ _NAME: Final = re.compile(r"[^\s<>\"'`]{0,257}")
 _NAME_MAX: Final = 256
 # Module-level names: an Enum member lookup is a slow attribute access.
 _THINKING, _TOOL, _PLUGIN = TagKind.THINKING, TagKind.TOOL, TagKind.PLUGIN
+_CLOSE: Final = TagKind.THINKING_CLOSE
 # The table of a reader not configured yet; read-only, so one serves every reader.
 _NO_TAGS: Final = TagTable(())
 
@@ -141,6 +142,13 @@ class TextReader(Reader):
                         return self.thinking.open(spec, i)
                     i = table.next_candidate(buf, i + 1)
                     continue
+                if kind is _CLOSE:
+                    if before != "`":  # `</think>` in inline code mentions the tag
+                        self._text(buf, start, i, out)
+                        start = i + len(spec.tag)
+                        self._stray_close(spec.tag, cur.offset + i, out)
+                    i = table.next_candidate(buf, i + len(spec.tag))
+                    continue
                 # A tag that begins with a newline (framing) starts a line by itself.
                 if not spec.line_start_only or before == "\n" or spec.tag[0] == "\n":
                     verdict = self._opens(spec, buf, i, before)
@@ -181,6 +189,21 @@ class TextReader(Reader):
         self._text(buf, start, len(buf), out)
         return len(buf)
 
+    def _stray_close(self, tag: str, at: int, out: list[ParseEvent]) -> None:
+        """A reasoning close with no reasoning open: framing, and a notice that says why."""
+        out.append(FramingEvent(text=tag, span=(at, at + len(tag))))
+        out.append(
+            NoticeEvent(
+                code="reasoning_close_without_open",
+                message=(
+                    f"{tag!r} closes reasoning, but none was open: the text before it was "
+                    "probably reasoning that the chat template opened in the prompt; "
+                    "set ParserConfig(start_in_thinking=True) to read it as reasoning"
+                ),
+                span=(at, at),
+            )
+        )
+
     def _opens(self, spec: TagSpec, buf: str, i: int, before: str) -> int:
         """Does the tag at ``i`` open its block?  YES, NO (it is text) or WAIT.
 
@@ -215,8 +238,12 @@ class TextReader(Reader):
         if k == len(buf):
             if not cur.final:
                 return WAIT
-            # The stream ended after the tag and a line break: a call cut right after
-            # its start tag (rule 9), not prose, which goes on on the same line.
+            # The stream ended right after a dialect's call opener: a cut call (rule 9),
+            # whose reader reports it unclosed.  An XML tool's tag, or a call named
+            # without its opener (qwen3_coder's bare "<function=NAME>"), needs a line
+            # break after it too: prose that ends naming a tag goes on on the same line.
+            if plugin is not None and not plugin.named_start:
+                return YES
             return YES if "\n" in buf[j:k] else NO
         if allowed[0] == "^":  # a complement: any character but those listed
             return NO if buf[k] in allowed[1:] else YES

@@ -31,8 +31,9 @@ JSON).  The section is ``function_calls`` (V3.2), ``tool_calls`` (V4) or `` call
 
 Parallel calls repeat the call (V3 writes a newline between them) inside one section.
 Reasoning is ``<think>…</think>``; the chat templates of the thinking models write
-``<think>`` into the prompt, so a reply starts inside reasoning and shows only
-``</think>`` (the dialect's reasoning format says so: see :data:`DEEPSEEK_THINKING`).
+``<think>`` into the prompt, so such a reply starts inside reasoning and shows only
+``</think>`` (``dialect_for_model`` or ``start_in_thinking=True`` say so: see
+:data:`DEEPSEEK_THINKING`).
 
 Theory of operation
 -------------------
@@ -81,9 +82,10 @@ bounded number of times (linear time) and nothing depends on how the text was cu
 Values: JSON arguments are validated by the tool's model (Pydantic's lax mode).  DSML
 values go through the XML conversion
 (:meth:`~stream_parser.core.xml_tools.XMLToolParser.build_instance`): ``string="true"``
-values are the text itself (raw parameters byte-exact, others stripped and converted by
-their field's type); ``string="false"`` values are JSON: ``null`` is None, a JSON string
-is its text, anything else is converted by the field's type.
+values are the text itself, as written, for a ``str`` (or ``str | None``) field and a
+raw parameter (the tags are the only framing), and trimmed and converted for a field of
+another type; ``string="false"`` values are JSON: ``null`` is None, a JSON string is its
+text as written, anything else is converted by the field's type.
 """
 
 from __future__ import annotations
@@ -120,13 +122,12 @@ __all__ = [
 DEEPSEEK_THINKING: Final = ThinkingFormat((("<think>", "</think>"),), bare_close=True)
 """DeepSeek's reasoning: ``<think>…</think>``, the opening tag usually in the prompt.
 
-The thinking models' chat templates end the prompt with ``<think>`` (R1, and V3.1 /
-V3.2 in thinking mode), so the reply starts inside reasoning and shows only
-``</think>``; a reply that writes ``<think>`` itself reads the same.  For a model in
-non-thinking mode (its template writes ``</think>`` into the prompt), and for a server
-that moves the reasoning out of the content (a reasoning parser), set
-``ParserConfig(start_in_thinking=False)``: otherwise the whole content, which has no
-``</think>``, is read as reasoning and its calls do not run.
+The thinking models' chat templates end the prompt with ``<think>`` (R1, V3.2, V4, and
+V3.1 in thinking mode), so the reply starts inside reasoning and shows only
+``</think>``: ``dialect_for_model`` marks those models ``prefilled_reasoning``, and
+``ParserConfig(start_in_thinking=True)`` says so for any.  Then a reply that writes
+``<think>`` itself reads the same (``bare_close``).  Otherwise a reply starts as the
+reply, and a bare ``</think>`` is framing with a notice.
 """
 
 

@@ -100,7 +100,7 @@ class DsmlReader(_SectionReader):
                 return end, False
             m = _INVOKE_OPEN.match(tag)
             if m is not None:
-                self._start_invoke(m.group(1), i, end, base, out)
+                self._start_invoke(m, i, end, base, out)
             return end, False
         # _D_BODY: between parameters.
         k = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
@@ -120,7 +120,7 @@ class DsmlReader(_SectionReader):
         m = _INVOKE_OPEN.match(tag)
         if m is not None:  # the previous call's </｜DSML｜invoke> is missing
             self._close_call(base + k)
-            self._start_invoke(m.group(1), k, end, base, out)
+            self._start_invoke(m, k, end, base, out)
             return end, False
         m = _PARAM_OPEN.match(tag)
         attributes = dict(_ATTRIBUTE.findall(m.group(1))) if m is not None else {}
@@ -137,9 +137,11 @@ class DsmlReader(_SectionReader):
         call = self.current
         return "" if call is None or call.name is None else call.name
 
-    def _start_invoke(self, name: str, at: int, end: int, base: int, out: list[ParseEvent]) -> None:
+    def _start_invoke(
+        self, tag: re.Match[str], at: int, end: int, base: int, out: list[ParseEvent]
+    ) -> None:
         self._open_call(base + at)
-        name = name.strip()
+        name = tag.group(1).strip()
         if not name:
             self._fail("the invoke tag names no tool")
             self._state = _D_BAD
@@ -149,6 +151,9 @@ class DsmlReader(_SectionReader):
         assert call is not None
         self._known = call.call.xml_parser.param_names(name) if call.announced else frozenset()
         self._state = _D_BODY
+        if tag.group(2):  # <｜DSML｜invoke name="f"/>: a call without parameters
+            self._close_call(base + end)
+            self._state = _D_GAP
 
     def _open_param(self, name: str, string: str, span: Span, out: list[ParseEvent]) -> None:
         call = self.current
@@ -263,24 +268,29 @@ class DsmlReader(_SectionReader):
         name = call.name or ""
         xml_parser = call.call.xml_parser
         values: dict[str, str | None] = {}
+        verbatim: list[str] = []
         for param, (start, end, string) in call.params.items():
             raw = tile.between(start, end)
             value: str | None = raw
-            if string.strip().lower() == "false":
+            is_string = string.strip().lower() != "false"
+            if not is_string:
                 try:
                     decoded = _DECODER.decode(raw.strip(_WS))
                 except (ValueError, RecursionError):
                     decoded = raw  # not JSON: converted by the field's type, or refused
                 if decoded is None:
                     value = None
-                elif isinstance(decoded, str):
-                    value = decoded
-            if value is not None and xml_parser.is_raw_param(name, param):
-                # build_instance takes one newline off each side of a raw value (the XML
-                # rule); frame it with one of each so that it arrives byte-exact.
-                value = f"\n{value}\r\n"
+                elif isinstance(decoded, str) and decoded is not raw:
+                    value, is_string = decoded, True  # a JSON string is never trimmed
+            if value is not None and (
+                xml_parser.is_raw_param(name, param)
+                or (is_string and xml_parser.is_string_param(name, param))
+            ):
+                # A string is the model's string: the format delimits it by its tags
+                # and frames it with nothing else, so nothing is removed.
+                verbatim.append(param)
             values[param] = value
-        result = xml_parser.build_instance(name, values)
+        result = xml_parser.build_instance(name, values, verbatim=verbatim)
         return call.call.call(name, result, tile)
 
 

@@ -61,7 +61,7 @@ _CLOSE: Final = "</" + DSML
 _DSML_TAG_START: Final = re.compile(r"</?｜DSML｜")
 
 
-_INVOKE_OPEN: Final = re.compile(r'<｜DSML｜ ?invoke\s+name\s*=\s*"([^"<>\n]*)"\s*>\Z')
+_INVOKE_OPEN: Final = re.compile(r'<｜DSML｜ ?invoke\s+name\s*=\s*"([^"<>\n]*)"\s*(/?)>\Z')
 
 
 _INVOKE_CLOSE: Final = re.compile(r"</｜DSML｜ ?invoke\s*>\Z")

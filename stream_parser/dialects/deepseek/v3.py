@@ -176,6 +176,11 @@ class ToolCallsReader(_SectionReader):
                     self._state = _POST
                     return end, False
             if e < 0:
+                if stop < n and scanner.in_string:
+                    # Inside a string even a whole end marker is content: what may begin
+                    # one is arguments now, as the fast path takes it.
+                    scanner.feed(buf[stop:n])
+                    stop = n
                 self._take(buf, pos, stop, base, out)
                 return stop, True
             if not scanner.in_string:

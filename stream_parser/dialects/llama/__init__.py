@@ -12,17 +12,19 @@ Llama models write a tool call as the reply itself, with no tag around it:
 Theory of operation
 -------------------
 
-:class:`LlamaPlugin` claims ``{``, ``[``, ``<|python_tag|>`` and ``<|python_start|>``
-with ``reply_start_only``: they open a block only when nothing but whitespace (and
-thinking) came before them in the reply.  The block has no end tag; the plugin ends it
-itself (``ends_at``), where the JSON object or the bracket list ends.  A JSON object is
-followed by the core's :class:`~stream_parser.core.kit.JsonScanner`, which reports
-where it ends; the pythonic list by its own tracking of Python strings (both quotes)
-and brackets.  Both do constant work per character.  After a JSON call, whitespace and
-``;`` stay in the block, and another ``{`` is the next parallel call; the first other
-character ends the block and is read as ordinary input.  The end-of-message tokens
-(``<|python_end|>``, ``<|eom_id|>``, ``<|eot_id|>``, Llama 4's ``<|eom|>`` and
-``<|eot|>``) are framing wherever they come (:class:`LlamaEndMarkers`), never text.
+:class:`LlamaPlugin` claims ``{`` and ``[`` with ``reply_start_only``: they open a block
+only when nothing but whitespace (and thinking) came before them in the reply.
+:class:`LlamaTaggedPlugin` claims ``<|python_tag|>`` and ``<|python_start|>`` wherever
+they come: the special token says that a call follows, prose before it or not. The block
+has no end tag; the plugin ends it itself (``ends_at``), where the JSON object or the
+bracket list ends. A JSON object is followed by the core's
+:class:`~stream_parser.core.kit.JsonScanner`, which reports where it ends; the
+pythonic list by its own tracking of Python strings (both quotes) and brackets. Both do
+constant work per character. After a JSON call, whitespace and ``;`` stay in the block,
+and another ``{`` is the next parallel call; the first other character ends the block
+and is read as ordinary input. The end-of-message tokens (``<|python_end|>``,
+``<|eom_id|>``, ``<|eot_id|>``, Llama 4's ``<|eom|>`` and ``<|eot|>``) are framing
+wherever they come (:class:`LlamaEndMarkers`), never text.
 
 Each JSON object is followed while it streams by a
 :class:`~stream_parser.dialects.hermes.HermesReader` (the same JSON call object as
@@ -81,6 +83,7 @@ __all__ = [
     "LlamaDialect",
     "LlamaEndMarkers",
     "LlamaPlugin",
+    "LlamaTaggedPlugin",
     "format_pythonic_call",
     "parse_pythonic_call",
 ]
@@ -88,6 +91,19 @@ __all__ = [
 
 END_MARKERS: Final = ("<|python_end|>", "<|eom_id|>", "<|eot_id|>", "<|eom|>", "<|eot|>")
 """End-of-message tokens: framing wherever they come (:class:`LlamaEndMarkers`)."""
+
+
+class LlamaTaggedPlugin(LlamaPlugin):
+    """Reads the call after ``<|python_tag|>`` or ``<|python_start|>``, wherever it comes.
+
+    The special token says that a call follows, so prose may come before it (a Llama 3
+    reply may be ``I will look it up.<|python_tag|>{...}``); a bare ``{`` or ``[`` opens
+    a call only at the start of the reply (:class:`LlamaPlugin`).
+    """
+
+    name = "llama_tagged"
+    start_tags = CALL_TAGS
+    reply_start_only = False
 
 
 class LlamaEndMarkers(ParsePlugin):
@@ -131,7 +147,7 @@ class LlamaDialect(Dialect):
     special_tokens = True  # <|python_tag|> and the end markers are special tokens
 
     def make_plugin(self, names: tuple[str, ...]) -> list[ParsePlugin]:  # noqa: D102
-        return [LlamaPlugin(), LlamaEndMarkers()]
+        return [LlamaPlugin(), LlamaTaggedPlugin(), LlamaEndMarkers()]
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write the call as the Llama 3.1 chat template renders one (``tojson`` arguments)."""

@@ -54,7 +54,7 @@ class LlamaPlugin(ParsePlugin):
     """Reads Llama's tool calls: JSON objects or a pythonic list, as the reply itself."""
 
     name = "llama"
-    start_tags = ("{", "[", *CALL_TAGS)
+    start_tags: tuple[str, ...] = ("{", "[")
     end_tag = ""
     reply_start_only = True
 

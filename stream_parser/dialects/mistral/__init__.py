@@ -11,9 +11,10 @@ special tokens too):
   ``[TOOL_CALLS]f[CALL_ID]a1b2c3d4e[ARGS]{...}``; parallel calls repeat the whole.
 
 Neither has an end tag: a call ends where its JSON ends, and text may follow.  Reasoning
-(Magistral) is written between ``[THINK]`` and ``[/THINK]``; the dialect registers them
-as its thinking tags (:data:`MISTRAL_THINKING`, used unless
-``ParserConfig.thinking_tags`` is set).
+(Magistral) is written between ``[THINK]`` and ``[/THINK]``, or between ``<think>`` and
+``</think>`` as some checkpoints write it; the dialect registers both pairs as its
+thinking tags (:data:`MISTRAL_THINKING`, used unless ``ParserConfig.thinking_tags`` is
+set).
 
 Theory of operation
 -------------------
@@ -88,8 +89,10 @@ __all__ = [
 ]
 
 
-#: The reasoning format of Mistral's reasoning models: ``[THINK]`` ... ``[/THINK]``.
-MISTRAL_THINKING: Final = ThinkingFormat(((THINK_START, THINK_END),))
+#: The reasoning format of Mistral's reasoning models: ``[THINK]`` ... ``[/THINK]``, and
+#: ``<think>`` ... ``</think>`` as Magistral-Small-2506's system prompt asks for it (and
+#: vLLM's mistral parser reads for v11 tokenizers, ``reasoning_encoding="text"``).
+MISTRAL_THINKING: Final = ThinkingFormat(((THINK_START, THINK_END), ("<think>", "</think>")))
 
 
 def _json(value: Any) -> str:

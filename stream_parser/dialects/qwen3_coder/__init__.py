@@ -19,15 +19,15 @@ written without ``<tool_call>``; :class:`Qwen3CoderDialect` writes them.
 
 When the block closes, each value loses the format's framing: exactly one newline
 after ``<parameter=NAME>`` and one before ``</parameter>`` (``"\n    indented()\n\n"``
-is ``"    indented()\n"``), and nothing else.  Then the value rules of XML tool
-parameters apply, through
-:meth:`~stream_parser.core.xml_tools.XMLToolParser.build_instance`: raw parameters
-(``content``, ``diff``, ``ParserConfig.raw_params``, fields marked raw) arrive
-byte-exact, a value that is one CDATA section is unwrapped, scalars are stripped and
-converted by their fields' types.  A value that is ``null`` (whitespace around it aside)
-is None for a field whose type admits None, ``str | None`` included: the format writes
-None so, and vLLM's and llama.cpp's parsers read it back so.  For any other field it is
-the text ``null``.
+is ``"    indented()\n"``), and nothing else.  A string is the model's string: the
+value of a ``str`` (or ``str | None``) field or of a raw parameter (``content``,
+``diff``, ``ParserConfig.raw_params``, fields marked raw) arrives as written, CDATA
+markup included (the format has none).  Other values are trimmed and converted by their
+fields' types, through
+:meth:`~stream_parser.core.xml_tools.XMLToolParser.build_instance`.  A value that is
+``null`` (whitespace around it aside) is None for a field whose type admits None,
+``str | None`` included: the format writes None so, and vLLM's and llama.cpp's parsers
+read it back so.  For any other field it is the text ``null``.
 A parameter the tool does not have gives ``unknown_param`` and is dropped; one given
 twice (each closed) gives ``duplicate_param`` and the last value wins (rule 7).
 """

@@ -561,19 +561,16 @@ class Qwen3CoderReader(Reader):
         if not self._registered:
             return self.call.unknown_tool(self._tool, block)
         xml_parser = self.call.xml_parser
-        values: dict[str, str | None] = {}
+        tool, values, verbatim = self._tool, dict[str, str | None](), list[str]()
         for name, (value_from, value_to) in self._params.items():
             value = _unframe(block.between(value_from, value_to))
             if value.strip(_WS) == "null":
                 values[name] = None  # None where the field admits it, else "null"
-            elif xml_parser.is_raw_param(self._tool, name):
-                # build_instance takes one newline off each side of a raw value (the
-                # XML rule); frame it with one of each so that it arrives byte-exact.
-                # "\r\n" at the end, so that a value ending in "\r" keeps it.
-                values[name] = f"\n{value}\r\n"
-            else:
-                values[name] = value  # a scalar: stripped and converted by its type
-        result = xml_parser.build_instance(self._tool, values)
+                continue
+            values[name] = value  # a string stays as it is; any other value is trimmed
+            if xml_parser.is_raw_param(tool, name) or xml_parser.is_string_param(tool, name):
+                verbatim.append(name)
+        result = xml_parser.build_instance(tool, values, verbatim=verbatim)
         return self.call.call(self._tool, result, block)
 
 
