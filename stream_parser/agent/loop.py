@@ -601,6 +601,19 @@ class AgentLoop(ToolRunner):
         run.tool_seconds = paused.tool_seconds
         return run
 
+    def resume_sync(
+        self, paused: PausedRun | str | bytes, decisions: Mapping[str, object]
+    ) -> AgentRun:
+        """:meth:`resume` to its end, from synchronous code (as :meth:`run_sync` runs).
+
+        Raises:
+            ConfigError: as :meth:`resume`, before anything runs.
+        """
+        check_sync_tools(self.tools)
+        run = self.resume(paused, decisions)
+        finished: AgentRun = _background().call(run._drive())
+        return finished
+
     async def _resumed(
         self, run: AgentRun, paused: PausedRun, decisions: Mapping[str, object]
     ) -> AsyncIterator[AgentEvent]:

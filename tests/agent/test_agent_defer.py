@@ -311,3 +311,15 @@ def test_a_document_of_another_kind_is_a_config_error() -> None:
         PausedRun.from_json("[1, 2]")
     with pytest.raises(ConfigError, match="damaged"):
         PausedRun.from_json(json.dumps({"kind": "stream_parser.paused_run", "version": 1}))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_resume_sync_takes_the_json_and_denies(kind: str) -> None:
+    first = agent_of(kind, script(kind), approve="defer").run_sync("Go")
+    later = agent_of(kind, script(kind)[1:], approve="defer")
+    decisions = {first.pending_calls[0].call_id: False}
+    run = later.resume_sync(first.pause_state().to_json(), decisions)
+    assert run.reason == "done" and RAN == ["add 1 2"]
+    assert validate_history(run.messages) == []
+    denied = next(e for e in run.events if isinstance(e, ToolResultEvent)).result
+    assert denied.error_type == "denied"
