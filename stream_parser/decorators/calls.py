@@ -302,14 +302,14 @@ _NO_PAUSE: Final = (
 )
 
 
-def _refusing_defer(approve: Approver) -> Approver:
+def _refusing_defer(approver: Approver) -> Approver:
     """The approver, with ``Defer()`` refused: a typed function cannot return a paused run.
 
     The ``ConfigError`` is raised where the approver answers, before the call runs.
     """
 
     async def decide(call: ToolCallEvent) -> Decision:
-        decision = approve(call)
+        decision = approver(call)
         if inspect.isawaitable(decision):
             decision = await decision
         if isinstance(decision, Defer):
