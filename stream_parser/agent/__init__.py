@@ -44,7 +44,8 @@ from .events import (
 )
 from .function_call import FunctionCallAgent
 from .history import ContextStep, trim_history
-from .options import AgentConfig, AgentOptions, Approver, Deny
+from .options import AgentConfig, AgentOptions, Approver, Defer, Deny
+from .pause import PausedRun, PendingCall
 from .react import ReActAgent
 from .run import AgentRun
 from .usage import LimitHit, RequestRecord, Usage, UsageLimits
@@ -57,9 +58,12 @@ __all__ = [
     "AgentRun",
     "Approver",
     "ContextStep",
+    "Defer",
     "Deny",
     "FunctionCallAgent",
     "LimitHit",
+    "PausedRun",
+    "PendingCall",
     "ReActAgent",
     "RequestDoneEvent",
     "RequestRecord",

@@ -27,7 +27,14 @@ __all__ = [
 ]
 
 StopReason: TypeAlias = Literal[
-    "done", "max_iterations", "max_tool_calls", "usage_limit", "length", "model_error", "cancelled"
+    "done",
+    "max_iterations",
+    "max_tool_calls",
+    "usage_limit",
+    "length",
+    "model_error",
+    "cancelled",
+    "paused",
 ]
 """Why a run ended:
 
@@ -39,7 +46,10 @@ StopReason: TypeAlias = Literal[
 * ``"length"``: a reply without calls was cut by the model's length limit;
 * ``"model_error"``: the model failed, before or during a reply (the
   :class:`~stream_parser.llm.ModelError` is raised after the history is made consistent);
-* ``"cancelled"``: the run was cancelled (``CancelledError`` propagates).
+* ``"cancelled"``: the run was cancelled (``CancelledError`` propagates);
+* ``"paused"``: an approver deferred a call (:class:`~stream_parser.agent.Defer`, or
+  ``approve="defer"``): the reply's other calls have run, ``run.pending_calls`` waits
+  for decisions, and ``agent.resume(run.pause_state(), decisions)`` goes on.
 """
 
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import time
 from collections.abc import (
@@ -54,7 +55,9 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from typing import Any, Final
+from typing import Any, Final, cast
+
+from pydantic import BaseModel
 
 from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
@@ -71,6 +74,7 @@ from ..llm.base import (
     Message,
     ModelError,
 )
+from ..prompts import text as prompts
 from ..prompts.templating import render
 from ..tools import ToolLike, ToolRegistry, ToolResult
 from ._sync import _background, check_sync_tools, iterate_sync
@@ -80,12 +84,14 @@ from .events import (
     RequestDoneEvent,
     StepStartEvent,
     StopReason,
+    ToolResultEvent,
 )
 from .history import ContextStep, _context_step, start_history, trim_history
-from .options import AgentOptions, Unpack, agent_config
-from .reply import Reply
+from .options import AgentOptions, Deny, Unpack, agent_config
+from .pause import PausedRun, PendingCall, check_decisions
+from .reply import Reply, answer_text
 from .run import AgentRun, _interrupted
-from .runner import ToolRunner, _cancel_tasks, _refusal, tool_registry
+from .runner import DEFERRED, ToolRunner, _cancel_tasks, _refusal, tool_registry
 from .usage import LimitHit, RequestRecord, Usage
 
 __all__ = ["AgentLoop"]
@@ -298,7 +304,7 @@ class AgentLoop(ToolRunner):
         token_limits = limits.token_limits if limits is not None else {}
         # The limit at which one last answer is being asked for (final_answer_at_limit).
         last_answer: LimitHit | None = None
-        step = 0
+        step = run.steps  # a resumed run counts on from its pause
         while True:
             # Before each request: the tokens used so far (a token limit already reached
             # would be crossed by any request; no last answer is asked for past it), then
@@ -466,6 +472,12 @@ class AgentLoop(ToolRunner):
                 run.reason = _interrupted(exc)
                 log.info("%s step %d: interrupted while tools ran", run.run_id, step)
                 raise
+            waiting = sorted(
+                position for position, result in results.items() if result.error_type == DEFERRED
+            )
+            if waiting:
+                yield self._pause(run, reply, results, waiting)
+                return
             limit_hit = any(
                 result.error_type == ErrorType.TOOL_CALL_LIMIT for result in results.values()
             )
@@ -486,6 +498,174 @@ class AgentLoop(ToolRunner):
                     yield self._done(run, _reason_of(hit), reply, hit)
                     return
                 last_answer = hit
+
+    def _pause(
+        self, run: AgentRun, reply: Reply, results: Mapping[int, ToolResult], waiting: list[int]
+    ) -> AgentDoneEvent:
+        """End the run paused: the reply goes into the history, its answers into the record."""
+        config = self.config
+        native = reply.native_ids()
+        pending: list[PendingCall] = []
+        for position in waiting:
+            call = reply.calls[position]
+            is_native = call.call_id is not None and call.call_id in native
+            instance = call.tool_instance
+            arguments = (
+                instance.model_dump(mode="json")
+                if isinstance(instance, BaseModel)
+                else dict(instance or {})
+            )
+            pending.append(
+                PendingCall(
+                    call_id=cast(str, call.call_id)
+                    if is_native
+                    else f"call_{reply.step}_t{position}",
+                    name=call.tool_name,
+                    arguments=arguments,
+                    call_index=call.call_index,
+                    native=is_native,
+                )
+            )
+        made = {position: result for position, result in results.items() if position not in waiting}
+        placeholders = {
+            position: call.placeholder for position, call in zip(waiting, pending, strict=True)
+        }
+        written = reply.messages(
+            made,
+            {},
+            language=config.language,
+            templates=config.templates,
+            pending=placeholders,
+        )
+        run.messages.extend(written[:1])
+        run.pending_calls = pending
+        run._paused = PausedRun(
+            messages=list(run.messages),
+            pending=pending,
+            answers=written[1:],
+            results=[
+                {
+                    "name": result.tool_name,
+                    "text": result.text,
+                    "is_error": result.is_error,
+                    "error_type": result.error_type,
+                }
+                for _, result in sorted(made.items())
+            ],
+            step=reply.step,
+            tool_calls=run.tool_calls,
+            usage=dataclasses.replace(run.usage),
+            tool_seconds=run.tool_seconds,
+        )
+        return self._done(run, "paused", reply)
+
+    def resume(self, paused: PausedRun | str | bytes, decisions: Mapping[str, object]) -> AgentRun:
+        """Go on with a paused run, its pending calls decided: ``await`` it or iterate it.
+
+        Each pending call's decision is carried out first, in call order, and its answer
+        appended (``tool`` messages for native calls, one observation message for calls
+        written in text); then the run goes on with its next request.  Steps, limits and
+        usage count on from the pause.
+
+        Args:
+            paused: ``run.pause_state()``, or its JSON (``PausedRun.to_json()``).
+            decisions: each pending call's id -> ``True`` (run it), ``False`` or
+                :class:`~stream_parser.agent.Deny` (do not; the model reads the
+                reason), a result given by hand (``str`` or
+                :class:`~stream_parser.tools.ToolResult`), or edited arguments (an
+                instance of the tool's argument model, or a mapping).
+
+        Returns:
+            An :class:`AgentRun`, not started yet.
+
+        Raises:
+            ConfigError: a damaged JSON document or one of another version, a missing
+                or unknown call id, or a decision of another kind; raised here, before
+                anything runs.
+        """
+        if isinstance(paused, (str, bytes)):
+            paused = PausedRun.from_json(paused)
+        if not isinstance(paused, PausedRun):
+            raise ConfigError(f"resume takes a PausedRun or its JSON, not {paused!r}")
+        paused.check()
+        checked = check_decisions(paused.pending, decisions)
+        state = paused
+
+        def body(run: AgentRun) -> AsyncIterator[AgentEvent]:
+            return self._resumed(run, state, checked)
+
+        run = AgentRun(list(paused.messages), body)
+        run.steps = paused.step
+        run.tool_calls = paused.tool_calls
+        run.usage = dataclasses.replace(paused.usage)
+        run.tool_seconds = paused.tool_seconds
+        return run
+
+    def resume_sync(
+        self, paused: PausedRun | str | bytes, decisions: Mapping[str, object]
+    ) -> AgentRun:
+        """:meth:`resume` to its end, from synchronous code (as :meth:`run_sync` runs).
+
+        Raises:
+            ConfigError: as :meth:`resume`, before anything runs.
+        """
+        check_sync_tools(self.tools)
+        run = self.resume(paused, decisions)
+        finished: AgentRun = _background().call(run._drive())
+        return finished
+
+    async def _resumed(
+        self, run: AgentRun, paused: PausedRun, decisions: Mapping[str, object]
+    ) -> AsyncIterator[AgentEvent]:
+        """Carry out the decisions, append the answers, then go on with the steps."""
+        config = self.config
+        say = (config.language, config.templates)
+        texts: dict[str, str] = {}
+        try:
+            for pending in paused.pending:
+                call = ToolCallEvent(
+                    tool_name=pending.name,
+                    tool_instance=pending.arguments,
+                    raw=json.dumps(pending.arguments),
+                    call_index=pending.call_index,
+                    call_id=pending.call_id if pending.native else None,
+                )
+                decision = decisions[pending.call_id]
+                item = self.tools.get_tool(pending.name) if pending.name in self.tools else None
+                started = time.perf_counter()
+                runs = not (isinstance(decision, (Deny, str, ToolResult)) or decision is False)
+                if runs and self._over_limit(run):
+                    result = self._limit_refusal(run, call)
+                else:
+                    if runs:
+                        run.tool_calls += 1
+                    result = await self._carry_out(run, call, item, decision)
+                seconds = time.perf_counter() - started
+                run.tool_seconds += seconds
+                texts[pending.placeholder] = answer_text(pending.native, pending.name, result, *say)
+                yield ToolResultEvent(
+                    tool_name=pending.name,
+                    result=result,
+                    call_index=pending.call_index,
+                    step=paused.step,
+                    call_id=call.call_id,
+                    duration_s=seconds if config.timings else None,
+                )
+        except BaseException as exc:
+            run.reason = _interrupted(exc)
+            raise
+        finally:
+            # Every pending call is answered, those an interruption left as cancelled.
+            for pending in paused.pending:
+                if pending.placeholder not in texts:
+                    texts[pending.placeholder] = (
+                        prompts.say("native_cancelled", *say)
+                        if pending.native
+                        else prompts.cancelled_observation(pending.name, *say)
+                    )
+            run.messages.extend(_filled(paused.answers, texts))
+        async for event in self._steps(run):
+            yield event
 
     def _final_request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
         """The request for a last answer at a limit (the tools no longer callable).
@@ -566,6 +746,14 @@ def _token_limit(usage: Usage, limits: Mapping[str, int], *, reached: bool) -> L
         if used > limit or (reached and used == limit):
             return LimitHit(name, limit, used)
     return None
+
+
+def _filled(answers: Sequence[Message], texts: Mapping[str, str]) -> list[Message]:
+    """The answers kept at a pause, each placeholder replaced by its call's answer."""
+    document = json.dumps(answers)
+    for placeholder, text in texts.items():
+        document = document.replace(json.dumps(placeholder)[1:-1], json.dumps(text)[1:-1])
+    return cast("list[Message]", json.loads(document))
 
 
 def _reply_end(events: Sequence[AgentEvent]) -> int:

@@ -23,7 +23,7 @@ import difflib
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias, cast
+from typing import Any, Literal, TypeAlias, cast
 
 from pydantic import BaseModel
 
@@ -38,7 +38,16 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10: PEP 692's Unpack for **kwargs comes from typing_extensions
     from typing_extensions import TypedDict, Unpack
 
-__all__ = ["AgentConfig", "AgentOptions", "Approver", "Decision", "Deny", "Unpack", "agent_config"]
+__all__ = [
+    "AgentConfig",
+    "AgentOptions",
+    "Approver",
+    "Decision",
+    "Defer",
+    "Deny",
+    "Unpack",
+    "agent_config",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +61,22 @@ class Deny:
     reason: str = "the call was not approved"
 
 
-Decision: TypeAlias = bool | Deny | BaseModel | ToolCallEvent | None
+@dataclass(frozen=True, slots=True)
+class Defer:
+    """What an approver returns to decide later: the run pauses with the call pending.
+
+    The run ends with the reason ``"paused"`` once the reply's other calls have run;
+    ``run.pending_calls`` lists the deferred calls, ``run.pause_state()`` gives a
+    :class:`~stream_parser.agent.PausedRun` to keep (as JSON), and
+    ``agent.resume(paused, decisions)`` goes on from there, in this process or another.
+    """
+
+
+Decision: TypeAlias = bool | Deny | Defer | BaseModel | ToolCallEvent | None
 """What an approver returns: ``True`` or ``None`` (run it), ``False`` or :class:`Deny`
-(do not run it), or an edited call: an instance of the tool's argument model, or the
-:class:`~stream_parser.ToolCallEvent` with another ``tool_instance``."""
+(do not run it), :class:`Defer` (decide later: the run pauses), or an edited call: an
+instance of the tool's argument model, or the :class:`~stream_parser.ToolCallEvent`
+with another ``tool_instance``."""
 
 Approver: TypeAlias = Callable[[ToolCallEvent], Decision | Awaitable[Decision]]
 """``approve=``: given each validated call before it runs (sync or async)."""
@@ -98,8 +119,10 @@ class AgentOptions(TypedDict, total=False):
         approve: a callable (sync or async) given each validated call before it runs;
             it returns ``True`` / ``None`` (run it), ``False`` or
             :class:`~stream_parser.agent.Deny` (do not; the model reads the reason), or
-            an edited call.  When some tools are marked ``@tool(requires_approval=True)``
-            only their calls are asked about.  Default None.
+            an edited call, or :class:`~stream_parser.agent.Defer` (decide later: the
+            run pauses).  ``"defer"`` defers every call that needs approval.  When some
+            tools are marked ``@tool(requires_approval=True)`` only their calls are
+            asked about.  Default None.
         eager_tools: start a call of a ``@tool(read_only=True)`` tool as soon as it is
             complete and valid, while the reply still streams, when every earlier call
             of the reply is read-only or finished.  Default False.
@@ -132,7 +155,7 @@ class AgentOptions(TypedDict, total=False):
     concurrent_tools: bool
     tool_timeout: float | None
     max_result_chars: int | None
-    approve: Approver | None
+    approve: Approver | Literal["defer"] | None
     eager_tools: bool
     model_options: Mapping[str, Any] | None
     parser_config: ParserConfig | None
@@ -170,7 +193,7 @@ class AgentConfig:
     concurrent_tools: bool = False
     tool_timeout: float | None = None
     max_result_chars: int | None = 20_000
-    approve: Approver | None = None
+    approve: Approver | Literal["defer"] | None = None
     eager_tools: bool = False
     model_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     parser_config: ParserConfig | None = None
@@ -206,8 +229,8 @@ class AgentConfig:
             raise ConfigError(f"tool_timeout must be a number of seconds > 0, got {timeout!r}")
         if self.max_result_chars is not None:
             _positive_int("max_result_chars", self.max_result_chars)
-        if self.approve is not None and not callable(self.approve):
-            raise ConfigError(f"approve must be a callable, not {self.approve!r}")
+        if self.approve is not None and self.approve != "defer" and not callable(self.approve):
+            raise ConfigError(f'approve must be a callable or "defer", not {self.approve!r}')
         fix(self, "eager_tools", bool(self.eager_tools))
         if self.model_options is not None and not isinstance(self.model_options, Mapping):
             raise ConfigError(f"model_options must be a mapping, not {self.model_options!r}")

@@ -41,7 +41,7 @@ from ..prompts import text as prompts
 from ..prompts.templating import render
 from ..tools import ToolResult
 
-__all__ = ["Reply"]
+__all__ = ["Reply", "answer_text"]
 
 
 # A call that was announced or attempted and did not run: the model is told why.
@@ -203,6 +203,7 @@ class Reply:
         *,
         language: str = "en",
         templates: prompts.Templates = None,
+        pending: Mapping[int, str] | None = None,
     ) -> list[Message]:
         """The reply and the answers to its calls, as they go into the history.
 
@@ -221,8 +222,11 @@ class Reply:
             not_run: call position -> why it did not run (limit, denial, cut reply).
             language: the language of the observations, ``"en"`` or ``"zh"``.
             templates: replacement prompt templates by name.
+            pending: call position -> a placeholder written where its answer goes (a
+                call deferred at a pause, answered when the run resumes).
         """
         say = (language, templates)
+        pending = pending or {}
         native = self.native_ids()
         content = self.text
         if not content and not native:
@@ -246,17 +250,17 @@ class Reply:
             if item.position >= 0:
                 result = results.get(item.position) or not_run.get(item.position)
             call_id = item.event.call_id
+            placeholder = pending.get(item.position) if item.position >= 0 else None
             if call_id is not None and call_id in native:
-                text = _native_text(item.event, result, *say)
+                text = placeholder or _native_text(item.event, result, *say)
                 if call_id in answers:
                     # A warning about a call, then the call: one message says both.
                     earlier, _ = answers[call_id]
                     text = f"{earlier}\n\n{text}"
                 answers[call_id] = (text, result)
             else:
-                observations.append(
-                    (_observation_text(item.label, item.event, result, *say), result)
-                )
+                text = placeholder or _observation_text(item.label, item.event, result, *say)
+                observations.append((text, result))
         images: list[ContentPart] = []
         for call_id, call in native.items():
             text, result = answers.get(call_id) or (prompts.say("native_cancelled", *say), None)
@@ -276,6 +280,27 @@ class Reply:
         if any(label for label, _ in observations if not label.startswith("[reply]")):
             out.append(_observation_message(observations))
         return out
+
+
+def answer_text(
+    native: bool,
+    label: str,
+    result: ToolResult,
+    language: str = "en",
+    templates: prompts.Templates = None,
+) -> str:
+    """What answers a call that ran (or was refused): a ``tool`` message's or an observation."""
+    say = (language, templates)
+    if native:
+        if result.is_error and not result.text.startswith("Error"):
+            return render("native_error", *say, code=result.error_type, text=result.text)
+        return result.text
+    if result.is_error:
+        if result.error_type in _REFUSED:
+            code = result.error_type or ""
+            return prompts.not_executed_observation(label, code, result.text, *say)
+        return prompts.error_observation(label, result.error_type, result.text, *say)
+    return prompts.result_observation(label, result.text, *say)
 
 
 def _native_text(

@@ -22,6 +22,7 @@ from collections.abc import (
 )
 from typing import Any
 
+from ..errors import ConfigError
 from ..llm.base import (
     Message,
     ModelError,
@@ -30,6 +31,7 @@ from .events import (
     AgentEvent,
     StopReason,
 )
+from .pause import PausedRun, PendingCall
 from .usage import LimitHit, RequestRecord, Usage
 
 __all__ = ["AgentRun", "Usage"]
@@ -64,6 +66,8 @@ class AgentRun:
             timings and usage), whatever the ``timings`` option.
         tool_seconds: seconds the tool calls took, summed (calls run at once count
             each).
+        pending_calls: at a pause (``reason == "paused"``), the calls waiting for a
+            decision, each with its ``call_id``; else empty.
     """
 
     def __init__(
@@ -80,6 +84,8 @@ class AgentRun:
         self.tool_calls = 0
         self.requests: list[RequestRecord] = []
         self.tool_seconds = 0.0
+        self.pending_calls: list[PendingCall] = []
+        self._paused: PausedRun | None = None
         # Past a limit, while a last answer is asked for: no call runs any more.
         self._tools_closed = False
         self._usage_notice_given = False
@@ -96,6 +102,20 @@ class AgentRun:
     def done(self) -> bool:
         """Whether the run is over (``reason`` is set)."""
         return self.reason is not None
+
+    def pause_state(self) -> PausedRun:
+        """What the paused run keeps, to resume it: ``agent.resume(paused, decisions)``.
+
+        Its ``to_json()`` outlives the process; ``PausedRun.from_json`` reads it back.
+
+        Raises:
+            ConfigError: the run is not paused.
+        """
+        if self._paused is None:
+            raise ConfigError(
+                f"only a paused run has a pause state; this one is {self.reason or 'running'}"
+            )
+        return self._paused
 
     def __aiter__(self) -> AgentRun:
         return self

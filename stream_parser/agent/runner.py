@@ -42,16 +42,24 @@ from ..tools import Tool, ToolLike, ToolRegistry, ToolResult, as_registry
 from .events import (
     ToolResultEvent,
 )
-from .options import AgentConfig, Deny
+from .options import AgentConfig, Defer, Deny
 from .reply import Reply
 from .run import AgentRun
 
-__all__ = ["ToolRunner", "tool_registry"]
+__all__ = ["DEFERRED", "ToolRunner", "deferred", "tool_registry"]
 
 logger = logging.getLogger("stream_parser.agent")
 
 
 # --- approval -------------------------------------------------------------------------------
+
+DEFERRED: Final = "deferred"
+"""The error type of the marker a deferred call gets instead of a result (never sent)."""
+
+
+def deferred(call: ToolCallEvent) -> ToolResult:
+    """The marker of a call an approver deferred: the loop pauses on it."""
+    return ToolResult(tool_name=call.tool_name, text="deferred", error_type=DEFERRED)
 
 
 # --- running tools --------------------------------------------------------------------------
@@ -258,6 +266,8 @@ class ToolRunner:
                     # One call at a time: awaited here, without a task of its own (an
                     # interruption reaches it through the run's own task).
                     results[position] = await self._run_now(run, reply, position)
+            if results[position].error_type == DEFERRED:
+                continue  # no result yet: the run pauses on it
             yield ToolResultEvent(
                 tool_name=call.tool_name,
                 result=results[position],
@@ -303,50 +313,80 @@ class ToolRunner:
     ) -> ToolResult:
         """Approve, run (with its time limit) and trim one call; never raises for the tool.
 
-        How long it took is kept in ``reply.tool_seconds`` and ``run.tool_seconds``.
+        A call the approver defers is not run: its result is the :data:`DEFERRED`
+        marker, which the loop turns into a pause.  How long it took is kept in
+        ``reply.tool_seconds`` and ``run.tool_seconds``.
         """
         started = time.perf_counter()
         try:
             item = self.tools.get_tool(call.tool_name)
-            instance: Any = call.tool_instance
-            if self.config.approve is not None and (self._ask_all or item.requires_approval):
-                decision = self.config.approve(call)
-                if inspect.isawaitable(decision):
-                    decision = await decision
-                if decision is False or isinstance(decision, Deny):
-                    reason = decision.reason if isinstance(decision, Deny) else Deny().reason
-                    logger.info("%s %s denied: %s", run.run_id, call.tool_name, reason)
-                    return _refusal(call, ErrorType.DENIED, reason)
-                if isinstance(decision, ToolCallEvent):
-                    instance = decision.tool_instance
-                elif isinstance(decision, BaseModel):
-                    instance = decision
-                elif decision is not True and decision is not None:
-                    raise TypeError(
-                        "approve must return True, None, False, Deny(...), an argument model "
-                        f"instance or a ToolCallEvent, not {decision!r}"
-                    )
-            result = await self._invoke(item, instance)
-            keep = self.config.max_result_chars
-            if keep is not None and len(result.text) > keep:
-                cut = len(result.text) - keep
-                result = dataclasses.replace(
-                    result, text=f"{result.text[:keep]}\n{self._note('result_cut', cut=cut)}"
-                )
-            elapsed = (time.perf_counter() - started) * 1000
-            logger.info(
-                "%s tool %s (call %d): %s in %.1f ms",
-                run.run_id,
-                call.tool_name,
-                call.call_index,
-                result.error_type or "ok",
-                elapsed,
-            )
-            return result
+            approve = self.config.approve
+            decision: object = None
+            if approve is not None and (self._ask_all or item.requires_approval):
+                if approve == "defer":
+                    decision = Defer()
+                else:
+                    decision = approve(call)
+                    if inspect.isawaitable(decision):
+                        decision = await decision
+                if isinstance(decision, Defer):
+                    run.tool_calls -= 1  # counted when it started; it did not run
+                    logger.info("%s %s deferred", run.run_id, call.tool_name)
+                    return deferred(call)
+            return await self._carry_out(run, call, item, decision)
         finally:
             seconds = time.perf_counter() - started
             reply.tool_seconds[position] = seconds
             run.tool_seconds += seconds
+
+    async def _carry_out(
+        self, run: AgentRun, call: ToolCallEvent, item: Tool[Any, Any] | None, decision: object
+    ) -> ToolResult:
+        """Do what was decided about a call: run it (as edited), refuse it, or take a result.
+
+        ``item`` None is a tool no longer registered (a call resumed after it was
+        removed): a call to run is answered ``unknown_tool``.
+        """
+        if decision is False or isinstance(decision, Deny):
+            reason = decision.reason if isinstance(decision, Deny) else Deny().reason
+            logger.info("%s %s denied: %s", run.run_id, call.tool_name, reason)
+            return _refusal(call, ErrorType.DENIED, reason)
+        if isinstance(decision, ToolResult):
+            return decision
+        if isinstance(decision, str):
+            return ToolResult(tool_name=call.tool_name, text=decision)
+        instance: Any = call.tool_instance
+        if isinstance(decision, ToolCallEvent):
+            instance = decision.tool_instance
+        elif isinstance(decision, (BaseModel, Mapping)):
+            instance = decision
+        elif decision is not True and decision is not None:
+            raise TypeError(
+                "approve must return True, None, False, Deny(...), Defer(), an argument "
+                f"model instance or a ToolCallEvent, not {decision!r}"
+            )
+        if item is None:
+            return _refusal(
+                call, ErrorType.UNKNOWN_TOOL, f"there is no tool named {call.tool_name!r}"
+            )
+        started = time.perf_counter()
+        result = await self._invoke(item, instance)
+        keep = self.config.max_result_chars
+        if keep is not None and len(result.text) > keep:
+            cut = len(result.text) - keep
+            result = dataclasses.replace(
+                result, text=f"{result.text[:keep]}\n{self._note('result_cut', cut=cut)}"
+            )
+        elapsed = (time.perf_counter() - started) * 1000
+        logger.info(
+            "%s tool %s (call %d): %s in %.1f ms",
+            run.run_id,
+            call.tool_name,
+            call.call_index,
+            result.error_type or "ok",
+            elapsed,
+        )
+        return result
 
     async def _invoke(self, item: Tool[Any, Any], instance: Any) -> ToolResult:
         if item.is_async:

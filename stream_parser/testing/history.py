@@ -71,7 +71,9 @@ def _call_problems(where: str, position: int, call: object) -> list[str]:
     return problems
 
 
-def validate_history(messages: Sequence[Message] | Sequence[Mapping[str, Any]]) -> list[str]:
+def validate_history(
+    messages: Sequence[Message] | Sequence[Mapping[str, Any]], *, pending_calls_ok: bool = False
+) -> list[str]:
     """The problems of an OpenAI-format chat history; empty when it is valid.
 
     See the module docstring for the rules.  Each problem names the message it is
@@ -79,6 +81,9 @@ def validate_history(messages: Sequence[Message] | Sequence[Mapping[str, Any]]) 
 
     Args:
         messages: the history, as sent in a chat completion request.
+        pending_calls_ok: accept a history that ends with an assistant message whose
+            calls have no answer yet (a run paused for approval: its
+            ``run.messages``); its calls may then be answered in part.
 
     Returns:
         One sentence per problem, in the order of the messages.
@@ -182,7 +187,7 @@ def validate_history(messages: Sequence[Message] | Sequence[Mapping[str, Any]]) 
             pending.append(call_id)
         pending_from = index
 
-    if pending:
+    if pending and not pending_calls_ok:
         close_block(None)
     return problems
 
