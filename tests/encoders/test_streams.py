@@ -225,7 +225,15 @@ def test_sse_over_async_iterables(sent: list[Event]) -> None:
 def test_sse_of_every_kind_split_at_every_position() -> None:
     text = "".join(encode_sse(SAMPLE, ids=True))
     expected = as_json(SAMPLE)
-    for newline in ("\n", "\r\n", "\r"):
+    for pieces in cut_everywhere(text):
+        assert as_json(decode_sse(pieces)) == expected
+
+
+@pytest.mark.slow
+def test_sse_with_any_line_end_split_at_every_position() -> None:
+    text = "".join(encode_sse(SAMPLE, ids=True))
+    expected = as_json(SAMPLE)
+    for newline in ("\r\n", "\r"):
         for pieces in cut_everywhere(text.replace("\n", newline)):
             assert as_json(decode_sse(pieces)) == expected
     for chunks in cut_bytes_everywhere(text.replace("\n", "\r\n").encode("utf-8")):
