@@ -374,14 +374,7 @@ class AgentLoop(ToolRunner):
             except BaseException as exc:
                 if len(run.requests) < usage.requests:  # not recorded yet
                     self._record(run, reply, reply_usage, reported, started_at, started)
-                await _cancel_tasks(eager, results)
-                messages.extend(
-                    reply.messages(
-                        results, {}, language=config.language, templates=config.templates
-                    )
-                )
-                run.output = reply.visible_text
-                run.reason = _interrupted(exc)
+                await self._stop_interrupted(run, reply, eager, results, exc)
                 if isinstance(exc, ModelError):
                     # INFO, not WARNING: the error is raised to the caller, who handles it.
                     log.info("%s step %d: model error: %s", run.run_id, step, exc)
@@ -435,14 +428,7 @@ class AgentLoop(ToolRunner):
                     for position, task in eager.items():
                         results[position] = await task
                 except BaseException as exc:
-                    await _cancel_tasks(eager, results)
-                    messages.extend(
-                        reply.messages(
-                            results, {}, language=config.language, templates=config.templates
-                        )
-                    )
-                    run.output = reply.visible_text
-                    run.reason = _interrupted(exc)
+                    await self._stop_interrupted(run, reply, eager, results, exc)
                     raise
                 why = self._note("usage_limit", limit=f"{crossed.name}={crossed.limit}")
                 not_run = {
@@ -462,14 +448,7 @@ class AgentLoop(ToolRunner):
                 async for result_event in self._run_calls(run, reply, eager, results):
                     yield result_event
             except BaseException as exc:
-                await _cancel_tasks(eager, results)
-                messages.extend(
-                    reply.messages(
-                        results, {}, language=config.language, templates=config.templates
-                    )
-                )
-                run.output = reply.visible_text
-                run.reason = _interrupted(exc)
+                await self._stop_interrupted(run, reply, eager, results, exc)
                 log.info("%s step %d: interrupted while tools ran", run.run_id, step)
                 raise
             waiting = sorted(
@@ -498,6 +477,27 @@ class AgentLoop(ToolRunner):
                     yield self._done(run, _reason_of(hit), reply, hit)
                     return
                 last_answer = hit
+
+    async def _stop_interrupted(
+        self,
+        run: AgentRun,
+        reply: Reply,
+        eager: dict[int, asyncio.Task[ToolResult]],
+        results: dict[int, ToolResult],
+        exc: BaseException,
+    ) -> None:
+        """Stop the step on an interruption, the history left consistent.
+
+        The calls still running are cancelled; every call of the reply is answered, the
+        unfinished ones as cancelled.
+        """
+        await _cancel_tasks(eager, results)
+        config = self.config
+        run.messages.extend(
+            reply.messages(results, {}, language=config.language, templates=config.templates)
+        )
+        run.output = reply.visible_text
+        run.reason = _interrupted(exc)
 
     def _pause(
         self, run: AgentRun, reply: Reply, results: Mapping[int, ToolResult], waiting: list[int]
