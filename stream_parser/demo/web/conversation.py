@@ -38,7 +38,7 @@ from typing import Any, Final
 
 from ...agent import Deny, StepStartEvent
 from ...agent.run import AgentRun
-from ...core.events import Event, ToolCallEvent
+from ...core.events import ToolCallEvent
 from ...encoders.json import event_to_json
 from ...llm.base import ChatModel, Message, ModelError
 from .. import DemoOptions, make_agent, make_model
@@ -63,9 +63,6 @@ REACT_PROTOCOLS: Final = ("xml", "hermes", "qwen3_coder")
 # The longest request a person can type; the WebSocket's own limit (1 MB a message) is
 # the server's, this one keeps a pasted file from going to the model by accident.
 MAX_CONTENT_CHARS: Final = 100_000
-
-# Events that carry their own step (or are about the whole run): sent as written.
-_OWN_STEP: Final = frozenset({"step_start", "tool_result"})
 
 
 class Conversation:
@@ -249,7 +246,7 @@ class Conversation:
             async for event in run:
                 if isinstance(event, StepStartEvent):
                     step = event.step
-                await self._send_text_checked(_event_text(event, step))
+                await self._send_text_checked(event_to_json(event, step=step))
         except asyncio.CancelledError:
             # Stop was pressed, or the browser went away: the run has made its history
             # valid; the conversation goes on from it.
@@ -318,14 +315,6 @@ class Conversation:
         except Exception:  # the browser is gone: the endpoint sees it and closes us
             self._gone = True
             logger.debug("a message could not be sent: the connection is closed")
-
-
-def _event_text(event: Event, step: int) -> str:
-    """The event as the library writes it, with the run's step added when it has none."""
-    text = event_to_json(event)
-    if event.kind in _OWN_STEP:
-        return text
-    return f'{{"step":{step},{text[1:]}'
 
 
 def _excerpt(value: object, limit: int = 40) -> str:
