@@ -295,6 +295,11 @@ class ToolCallEvent(ParseEvent):
     span: Span = (0, 0)
     kind: Literal["tool_call"] = "tool_call"
 
+    @property
+    def raw_xml(self) -> str:
+        """The same as :attr:`raw`, read-only: the call's raw text as written."""
+        return self.raw
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ParseErrorEvent(ParseEvent):

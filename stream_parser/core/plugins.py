@@ -7,6 +7,7 @@ block-scoped hooks; the plugin never sees the parser's buffer, nor the parser it
 
     bind(context)              the plugin was registered with a parser; ``context`` (a
                                :class:`PluginContext`) is what it may use of it
+    reset()                    the parser starts a new reply (``StreamToolParser.reset``)
     on_start(tag, span)        the start tag was seen
     on_data(data, span)        a piece of the block's content (any number of times)
     accepts_end()              the end tag follows the data seen so far: does it close
@@ -75,8 +76,11 @@ such a chunk would be all value, and reads the value's end from ``run.end``.  A 
 a ``JsonScanner`` takes the chunks the scanner takes whole; its plugin's function then has
 nothing left to take, and :func:`refuse_chunk` serves.
 
-Register plugins with ``StreamToolParser(..., plugins=[...])`` or ``parser.use(plugin)``.
-:class:`FencedCodePlugin` is a complete example.
+Register plugins with ``StreamToolParser(..., plugins=[...])`` or ``parser.use(plugin)``
+(``parser.add_plugin(plugin)`` is the same).  :class:`FencedCodePlugin` is a complete
+example.  A plugin written in the line shape, ``can_handle(content, state)`` and
+``process(content)`` without tags, is run by the adapter of
+:mod:`~stream_parser.core._line_plugins`.
 """
 
 from __future__ import annotations
@@ -268,6 +272,12 @@ class ParsePlugin:
         """Called once when the plugin is registered; keep what you need of ``context``.
 
         A plugin instance belongs to one parser; create one per parser.
+        """
+
+    def reset(self) -> None:
+        """Called by ``StreamToolParser.reset()``: a new reply starts; forget the last one.
+
+        The default does nothing; a plugin that keeps state across blocks clears it here.
         """
 
     def on_start(self, tag: str, span: Span) -> list[ParseEvent]:
