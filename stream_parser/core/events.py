@@ -17,7 +17,8 @@ The parse events come in two families:
   Text is itself streamed: a run of text comes as several adjacent ``TextOutputEvent``\\ s.
 * **Side events** (``TILES = False``): deltas that let a UI show an open block live
   (:class:`ThinkingDeltaEvent`, :class:`ToolCallStartEvent`, :class:`ToolParamDeltaEvent`,
-  :class:`ToolArgumentsDeltaEvent`, :class:`CodeBlockDeltaEvent`), errors
+  :class:`ToolArgumentsDeltaEvent`, :class:`CodeBlockDeltaEvent`, :class:`TagDeltaEvent`),
+  errors
   (:class:`ParseErrorEvent`), usage (:class:`TokenUsageEvent`) and notices
   (:class:`NoticeEvent`).  Their spans point into the input but are outside the tiling.
 
@@ -50,6 +51,7 @@ __all__ = [
     "ParseErrorEvent",
     "ParseEvent",
     "Span",
+    "TagDeltaEvent",
     "TextOutputEvent",
     "ThinkingDeltaEvent",
     "ThinkingEvent",
@@ -398,6 +400,21 @@ class CodeBlockEvent(ParseEvent):
     kind: Literal["code_block"] = "code_block"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TagDeltaEvent(ParseEvent):
+    """Content of an open custom tag's block, as it arrives (see ``CustomTagPlugin``).
+
+    Attributes:
+        tag: the block's tag name (``note`` for ``<note>...</note>``).
+        delta: the new characters of its content, verbatim.
+    """
+
+    tag: str
+    delta: str
+    span: Span = (0, 0)
+    kind: Literal["tag_delta"] = "tag_delta"
+
+
 AnyParseEvent = Annotated[
     (
         TextOutputEvent
@@ -413,6 +430,7 @@ AnyParseEvent = Annotated[
         | CodeBlockDeltaEvent
         | CodeBlockEvent
         | FramingEvent
+        | TagDeltaEvent
     ),
     Discriminator("kind"),
 ]

@@ -59,6 +59,7 @@ from ..core.events import (
     FramingEvent,
     NoticeEvent,
     ParseErrorEvent,
+    TagDeltaEvent,
     TextOutputEvent,
     ThinkingDeltaEvent,
     ThinkingEvent,
@@ -85,6 +86,7 @@ AnyEvent: TypeAlias = (
     | CodeBlockDeltaEvent
     | CodeBlockEvent
     | FramingEvent
+    | TagDeltaEvent
     | StepStartEvent
     | RequestDoneEvent
     | ToolResultEvent
