@@ -415,10 +415,6 @@ class StreamToolParser:
         # path is off while one is registered, see _select_fast_path).
         return lines.events(self._feed(chunk))
 
-    def _text_events(self, chunk: str) -> list[ParseEvent]:
-        """``feed()`` without the line adapter: for callers that pass the events to it."""
-        return self.feed(chunk) if self._lines is None else self._feed(chunk)
-
     def _feed(self, chunk: str) -> list[ParseEvent]:
         """``feed()`` of a chunk that the fast path does not take."""
         if isinstance(chunk, str) and len(chunk) > _SLICE:
@@ -427,8 +423,10 @@ class StreamToolParser:
             # in one huge chunk.  Any chunking is read alike, so reading it in slices
             # gives the same events (text deltas come per slice) in linear time.
             out: list[ParseEvent] = []
+            lines = self._lines  # the adapter reads the slices' events in feed()
             for start in range(0, len(chunk), _SLICE):
-                out += self._text_events(chunk[start : start + _SLICE])
+                piece = chunk[start : start + _SLICE]
+                out += self.feed(piece) if lines is None else self._feed(piece)
             return out
         held = self._held
         if held is not None and isinstance(chunk, str) and chunk:
@@ -507,7 +505,10 @@ class StreamToolParser:
             # Half of a surrogate pair held back by the last chunk, its pair never sent.
             rest = self._chunks.flush()
             if rest is not None:
-                out += self._feed_delta(rest)
+                out += self.feed_delta(rest)
+        # What comes from here on goes through the adapter of line-shaped plugins, if
+        # any (the events above went through it in feed_delta).
+        mark = len(out)
         self._end_reasoning(out)
         # An open plugin block learns whether the stream was cut or ended normally.
         self._cur.cut = self._finish_reason == "length" or bool(self._stream_errors)
@@ -526,7 +527,7 @@ class StreamToolParser:
         self._move(Trigger.CLOSE)
         lines = self._lines
         if lines is not None:
-            out = lines.events(out)
+            out[mark:] = lines.events(out[mark:])
             lines.finish(out)
         return out
 
@@ -542,11 +543,12 @@ class StreamToolParser:
             return self.feed_delta(item)
         if isinstance(item, tuple) and len(item) == 2:
             content, metadata = item
-            out = self._text_events(content) if content else []
+            lines = self._lines
+            out = (self.feed(content) if lines is None else self._feed(content)) if content else []
             usage = usage_from_metadata(metadata)
             if usage is not None:
                 self._usage(usage, out)
-            return out if self._lines is None else self._lines.events(out)
+            return out if lines is None else lines.events(out)
         if is_chunk(item):
             if self._chunks is None:
                 self._chunks = ChunkDeltas()
@@ -569,18 +571,16 @@ class StreamToolParser:
         :meth:`close`: its ``stream_error`` event follows the events of all the text that
         came before it, however that text was chunked.
         """
-        out = self._feed_delta(delta)
-        return out if self._lines is None else self._lines.events(out)
-
-    def _feed_delta(self, delta: ChatDelta) -> list[ParseEvent]:
-        """``feed_delta()`` without the line adapter."""
         if self._sm.current_state is _CLOSED:
             raise ParserClosedError("feed_delta() after close()")
+        lines = self._lines
         out: list[ParseEvent] = []
         if delta.reasoning:
             self._add_reasoning(delta.reasoning, out)
         if delta.content:
-            out.extend(self._text_events(delta.content))
+            # (With plugins in the line shape, their adapter reads this call's events
+            # once, at the end.)
+            out.extend(self.feed(delta.content) if lines is None else self._feed(delta.content))
         if delta.tool_calls:
             self._end_reasoning(out)
             native = self._renumber(self._native_calls().feed(delta.tool_calls, self._arrival()[0]))
@@ -591,7 +591,7 @@ class StreamToolParser:
             self._finish_reason = delta.finish_reason
         if delta.error is not None:
             self._stream_errors.append(delta.error)  # its event comes with close()
-        return out
+        return out if lines is None else lines.events(out)
 
     def parse_stream(self, stream: Iterable[StreamItem]) -> Iterator[ParseEvent]:
         """Parse a whole synchronous stream, yielding events as they are decided.

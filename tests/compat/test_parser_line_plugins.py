@@ -170,3 +170,19 @@ def test_reset_forgets_the_held_line() -> None:
     parser.feed("held")
     parser.reset()
     assert parser.feed("new\n") == [TextOutputEvent(text="new\n", span=(0, 4))]
+
+
+@pytest.mark.parametrize("text", [FENCED[0], "x\n!! open\nbody\n!! close\ny"])
+def test_every_kind_of_stream_item_reads_alike(text: str) -> None:
+    from stream_parser import ChatDelta
+    from stream_parser.testing import merge_deltas
+
+    def plugins() -> StreamToolParser:
+        return with_plugins(FencePlugin(), Recorder(result=[CodeBlockEvent(code="r")]))
+
+    pieces = [text[i : i + 2] for i in range(0, len(text), 2)]
+    as_text = merge_deltas(plugins().parse_stream(pieces))
+    as_deltas = merge_deltas(plugins().parse_stream([ChatDelta(content=p) for p in pieces]))
+    as_pairs = merge_deltas(plugins().parse_stream([(p, {"usage": None}) for p in pieces]))
+    assert as_text == as_deltas == as_pairs
+    assert any(isinstance(e, CodeBlockEvent) for e in as_text)
