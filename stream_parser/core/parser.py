@@ -143,12 +143,9 @@ class StreamToolParser:
         # Compiled once per tool set and configuration (see "Compiled tables" above).
         self.tool_registry, self._tables = tool_tables(tool_registry, self.config, xml_parser)
         self.xml_parser = self._tables.xml_parser
-        # A converter whose whole-call parse_tool_xml is its own, or None (see _tables).
-        self._whole_call = self._tables.whole_call
         self._sm = ParseStateManager(ParseState.TEXT, self)
-        # Whether the ``stream_parser`` loggers take DEBUG records: asked once here and
-        # at each state change (never per chunk), so that logging costs nothing when off.
-        self._debug = _log.isEnabledFor(_DEBUG)
+        # (Few attributes: past about thirty, CPython stops sharing an instance's key
+        # layout with its class, and every attribute read of the hot path gets slower.)
         self._build_readers()
         self._context = PluginContext(
             tool_registry=self.tool_registry,
@@ -163,7 +160,6 @@ class StreamToolParser:
         self._lines: LinePlugins | None = None
         for plugin in dialect_plugins(self.config.dialects):
             self._add_plugin(cast(ParsePlugin, plugin))  # the dialects' plugins are ParsePlugins
-        self._dialect_plugins = len(self._plugins)
         for plugin in plugins:
             self._add_plugin(plugin)
         self._compile()
@@ -172,10 +168,12 @@ class StreamToolParser:
     def _build_readers(self) -> None:
         """A new cursor and a new reader for each state (a new stream starts)."""
         self._cur = cur = Cursor(self.config, self._move)
-        cur.debug = self._debug
+        # Whether the ``stream_parser`` loggers take DEBUG records: asked here and at
+        # each state change (never per chunk), so that logging costs nothing when off.
+        cur.debug = _log.isEnabledFor(_DEBUG)
         self._thinking = thinking = ThinkingReader(cur)
-        tool_reader = ToolReader(cur, self._tables.tools, self.xml_parser, self._whole_call)
-        self._tool = tool_reader
+        # (A converter with a parse_tool_xml of its own builds each call: see _tables.)
+        tool_reader = ToolReader(cur, self._tables.tools, self.xml_parser, self._tables.whole_call)
         plugin_reader = PluginReader(cur)
         # The text reader opens blocks by calling the other readers' open().
         self._text = TextReader(cur, thinking, tool_reader, plugin_reader)
@@ -233,7 +231,7 @@ class StreamToolParser:
             # for good in a stopped state, so that feed() reaches its checks).
             self._plain = self._held = None
             # A state change is rare beside chunks: the place to ask the logger.
-            self._debug = self._cur.debug = debug = _log.isEnabledFor(_DEBUG)
+            self._cur.debug = debug = _log.isEnabledFor(_DEBUG)
             if debug:
                 self._log_move(before, trigger)
 
@@ -283,21 +281,20 @@ class StreamToolParser:
         parser serves one stream after another.
         """
         self._sm.current_state = ParseState.TEXT
-        self._debug = _log.isEnabledFor(_DEBUG)
         self._build_readers()
-        # The dialects' plugins are made anew (they are the parser's own); the user's
-        # plugins are told.
+        # The dialects' plugins are made anew (they are the parser's own, registered
+        # first); the user's plugins are told.
         fresh = [cast(ParsePlugin, p) for p in dialect_plugins(self.config.dialects)]
         for plugin in fresh:
             plugin.bind(self._context)
-        self._plugins[: self._dialect_plugins] = fresh
-        for plugin in self._plugins[self._dialect_plugins :]:
+        self._plugins[: len(fresh)] = fresh
+        for plugin in self._plugins[len(fresh) :]:
             plugin.reset()
         if self._lines is not None:
             self._lines.reset()
         self._compile()
         self._begin()
-        if self._debug:
+        if self._cur.debug:
             _log.debug("reset: a new reply starts")
 
     @property
@@ -309,7 +306,7 @@ class StreamToolParser:
         """The tool of the call open in the XML format, or None outside one."""
         if self._sm.current_state is not ParseState.TOOL:
             return None
-        block = self._tool.block
+        block = cast(ToolReader, self._readers[ParseState.TOOL]).block
         return None if block is None else block.spec.name
 
     def _untouched(self) -> bool:
