@@ -11,6 +11,8 @@ How the text is read depends on what the annotation is (see ``docs/answers.md`` 
 full table):
 
 * ``str`` (or no annotation): the text as written, not even stripped.  ``None``: None.
+* An empty (or whitespace-only) answer is no answer, for every type but ``None``: it
+  raises :class:`InvalidAnswer` with ``empty`` set, and the decorator asks again.
 * Scalars (``int``, ``float``, ``bool``, ``Literal``, ``Enum``, ``Decimal``,
   ``datetime``...): surrounding whitespace, a Markdown fence, a ``<result>`` element and
   JSON quotes are peeled off, then Pydantic's lax mode converts the string.
@@ -321,17 +323,13 @@ class AnswerReader:
             A value of the annotation's type.
 
         Raises:
-            InvalidAnswer: the answer is empty, or holds no value of the type.
+            InvalidAnswer: the answer is empty (or only whitespace; for every type but
+                ``None``), or holds no value of the type.
         """
-        if self._verbatim:
-            return text
         if self._none:
             return None
-        if self._text:  # the text as written, under the type's own checks
-            return self._validate_or_raise(text)
         if not text.strip():
-            if self._has_str or self._any:  # the str member takes the answer as written
-                return self._validate_or_raise(text)
+            # Nothing said is no answer, whatever the type (a str too): it is asked again.
             error = {
                 "type": "answer_empty",
                 "loc": [],
@@ -341,6 +339,10 @@ class AnswerReader:
             raise InvalidAnswer(
                 describe_answer_errors(self.type_label, (error,)), (error,), empty=True
             )
+        if self._verbatim:
+            return text
+        if self._text:  # the text as written, under the type's own checks
+            return self._validate_or_raise(text)
         first: _Failure | None = None
         for candidate in self._candidates(text):
             if isinstance(candidate, _Failure):
