@@ -19,10 +19,10 @@ full table):
 * Structured values (lists, tuples, sets, dicts, models, TypedDicts, dataclasses and
   ``Optional`` of them): candidates are looked for in turn -- the whole answer as JSON,
   each fenced block, a ``<result>`` element read by the lenient XML reader
-  (:mod:`stream_parser.schema.answer_xml`), JSON embedded in prose -- and the first that
-  validates is the value.  The scan for embedded JSON tries a bounded number of
-  positions, and skips past each value it decodes, so prose of any length costs a
-  bounded number of decode attempts.
+  (:mod:`stream_parser.schema.answer_xml`), for a Pydantic model an element named after
+  it (``<Person>``), JSON embedded in prose -- and the first that validates is the value.
+  The scan for embedded JSON tries a bounded number of positions, and skips past each
+  value it decodes, so prose of any length costs a bounded number of decode attempts.
 * Other unions: JSON first, then the ``str`` member (the whole answer), if any.
 * ``Any``: the answer decoded when the whole of it is JSON, else the text as written.
 
@@ -309,6 +309,9 @@ class AnswerReader:
         self._allows_none = any(m.kind is Kind.NONE for m in members)
         self._structured = any(m.kind in _STRUCTURED_KINDS for m in members)
         self._brackets = _brackets(info)
+        # The XML roots an answer may use: <result>, or a model's own name (<Person>).
+        models = [(m.tp.__name__, m.tp) for m in members if m.kind in (Kind.MODEL, Kind.ROOT)]
+        self._roots: tuple[tuple[str, Any], ...] = (("result", annotation), *models)
 
     def __repr__(self) -> str:
         return f"AnswerReader({self.type_label})"
@@ -423,10 +426,11 @@ class AnswerReader:
                         },
                     )
                 )
-        if "<result" in text:
-            element = find_element(text)
-            if element is not None:
-                yield element_value(element, self.annotation)
+        for tag, annotation in self._roots:
+            if f"<{tag}" in text:
+                element = find_element(text, tag)
+                if element is not None:
+                    yield element_value(element, annotation)
         yield from self._embedded(text)
 
     def _scalar_candidates(self, text: str) -> Iterator[Any]:
