@@ -247,7 +247,9 @@ def llm_chat(
         **options: the agent's options (:class:`~stream_parser.agent.AgentOptions`:
             ``max_iterations`` and ``max_tool_calls`` of the turn, ``language``,
             ``model_options``, ``instructions_role``, ``approve``...), all but
-            ``system_prompt`` (the docstring is the instructions).
+            ``system_prompt`` (the docstring is the instructions).  A keyword that is
+            a request option of the model (``temperature=0.2``) is added to
+            ``model_options``, as for :func:`~stream_parser.decorators.llm_function`.
 
     Returns:
         The decorator; the decorated function is an :class:`LLMChat`.

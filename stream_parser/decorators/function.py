@@ -582,7 +582,11 @@ def llm_function(
             ``tool_calls``, and its token limits hold for each answer.  A run that
             ends on any limit raises :class:`~stream_parser.errors.RunLimitError`
             (with ``reason`` and ``limit``), unless ``final_answer_at_limit`` got an
-            answer.
+            answer.  A keyword that is a request option of the model
+            (``temperature=0.2``; see ``request_option_names`` of
+            :class:`~stream_parser.llm.OpenAIChatModel`) is added to
+            ``model_options``: accepted at run time, though type checkers see only the
+            agents' options.
 
     Returns:
         The decorator.  A ``def`` becomes an :class:`LLMFunction`, an ``async def`` an

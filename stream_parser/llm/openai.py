@@ -125,6 +125,9 @@ _OWN_PARAMETERS = frozenset(
     }
 )
 
+# The options handled by the model that a caller may give (besides the SDK's own).
+_REQUEST_OPTIONS = frozenset({"extra_body", "stream_options", "reply_timeout", "raw_output"})
+
 RAW_OUTPUT_BODY: Mapping[str, Any] = MappingProxyType(
     {"skip_special_tokens": False, "spaces_between_special_tokens": False}
 )
@@ -320,6 +323,21 @@ class OpenAIChatModel:
                 )
             self._loop_clients[loop] = client
             return client
+
+    @property
+    def request_option_names(self) -> frozenset[str]:
+        """The request options :meth:`stream` takes as keywords, by name.
+
+        The installed SDK's parameters of ``chat.completions.create`` (``temperature``,
+        ``max_tokens``, ``tool_choice``, ``timeout``, ``extra_headers``...), besides
+        ``extra_body`` and ``stream_options``, and the model's own ``reply_timeout`` and
+        ``raw_output``.  ``@llm_function`` and ``@llm_chat`` read it to tell a request
+        option given as a keyword (``temperature=0.2``) from a misspelled one of theirs.
+
+        Any other option reaches the server in ``extra_body`` as well; give such an
+        option in ``model_options`` (or ``extra_body``) to a decorator.
+        """
+        return self._known | _REQUEST_OPTIONS
 
     @property
     def defaults(self) -> dict[str, Any]:
