@@ -1,4 +1,4 @@
-"""An empty answer is asked again, as the original design does, for every type but None."""
+"""An empty answer is asked again, up to ``retry_times``, for every return type but None."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A model answer may name its XML root after the model, as the design's prompts lead to."""
+"""A model answer may name its XML root after the model (``<Person>``), or ``<result>``."""
 
 from __future__ import annotations
 

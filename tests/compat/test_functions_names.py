@@ -1,4 +1,4 @@
-"""The typed functions' small names, as code written for the original design calls them."""
+"""The typed functions' other small names, as callers of other typed-function APIs use them."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def test_a_spent_answer_is_caught_as_a_value_error() -> None:
 
     try:
         count("one two three")
-    except ValueError as error:  # how the design's callers catch it
+    except ValueError as error:  # how such callers catch it
         caught: BaseException = error
     else:  # pragma: no cover - the assertion below reports it
         caught = AssertionError("no error")
@@ -42,7 +42,7 @@ def test_an_image_path_gives_its_mime_type_by_a_method(
     path = tmp_path / name
     path.write_bytes(data)
     image = ImgPath(path)
-    # As the design builds a data URL from a tool's image result.
+    # A data URL built by hand from a tool's image result.
     data_url = f"data:{image.get_mime_type()};base64,{image.to_base64()}"
     assert image.get_mime_type() == image.mime_type == mime
     assert data_url == image.to_data_url()

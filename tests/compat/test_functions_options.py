@@ -1,4 +1,4 @@
-"""Request options given to the decorators as keywords, as the original design passes them."""
+"""Request options given to the decorators as keywords (``temperature=0.2``)."""
 
 from __future__ import annotations
 

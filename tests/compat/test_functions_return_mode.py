@@ -1,4 +1,4 @@
-"""``@llm_chat`` return modes as the original design uses them: ``"raw"`` and the SDK's chunks.
+"""``@llm_chat`` return modes: ``"raw"`` (the model's deltas) and ``"sdk"`` (the SDK's chunks).
 
 ``return_mode="sdk"`` runs through the real ``openai`` SDK against the loopback SSE
 server, which the tests start and stop: every chunk the server sent comes out, in order,

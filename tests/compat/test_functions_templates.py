@@ -1,4 +1,4 @@
-"""Prompt templates in ``str.format`` syntax, as the original design writes them."""
+"""Prompt templates in ``str.format`` syntax beside Jinja2 ones."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ SYSTEM = "{function_description}\nReturn: {return_type_description}"
 USER = "Here are the parameters:\n{parameters}"
 
 
-def test_the_designs_templates_are_filled_as_str_format() -> None:
+def test_str_format_templates_are_filled_as_such() -> None:
     model = ScriptedModel(["3"])
 
     @llm_function(model, system_prompt_template=SYSTEM, user_prompt_template=USER)
