@@ -62,6 +62,10 @@ def deferred(call: ToolCallEvent) -> ToolResult:
     return ToolResult(tool_name=call.tool_name, text="deferred", error_type=DEFERRED)
 
 
+# The decision of a call whose approver is still to be asked (when it runs).
+_ASK: Final = object()
+
+
 # --- running tools --------------------------------------------------------------------------
 
 
@@ -206,6 +210,10 @@ class ToolRunner:
     tools: ToolRegistry
     config: AgentConfig
     _ask_all: bool
+    _pause_refused: str | None = None
+    """Set where a run cannot pause (a typed function): the error an approver's
+    ``Defer()`` raises.  Every approval of a reply is then asked before any of its calls
+    runs, eager ones included, so that the error comes before any tool has run."""
 
     def _note(self, kind: str, **details: Any) -> str:
         raise NotImplementedError
@@ -221,6 +229,8 @@ class ToolRunner:
         results: dict[int, ToolResult],
     ) -> None:
         """Start the reply's newest call now if it is read-only and nothing before it writes."""
+        if self._pause_refused is not None and self.config.approve is not None:
+            return  # every approval comes first, at the reply's end (see _pause_refused)
         position = len(reply.calls) - 1
         call = reply.calls[position]
         if not self._read_only(call) or self._over_limit(run):
@@ -254,10 +264,13 @@ class ToolRunner:
         cancel it.
         """
         timings = self.config.timings
+        decided: dict[int, object] = {}
+        if self._pause_refused is not None and self.config.approve is not None:
+            decided = await self._decide_first(run, reply, tasks, results)
         if self.config.concurrent_tools:
             for position in range(len(reply.calls)):
                 if position not in tasks:
-                    self._start(run, reply, position, tasks, results)
+                    self._start(run, reply, position, tasks, results, decided.get(position, _ASK))
         for position, call in enumerate(reply.calls):
             if position not in results:
                 if position in tasks:
@@ -265,7 +278,8 @@ class ToolRunner:
                 else:
                     # One call at a time: awaited here, without a task of its own (an
                     # interruption reaches it through the run's own task).
-                    results[position] = await self._run_now(run, reply, position)
+                    decision = decided.get(position, _ASK)
+                    results[position] = await self._run_now(run, reply, position, decision)
             if results[position].error_type == DEFERRED:
                 continue  # no result yet: the run pauses on it
             yield ToolResultEvent(
@@ -277,13 +291,65 @@ class ToolRunner:
                 duration_s=reply.tool_seconds.get(position) if timings else None,
             )
 
-    async def _run_now(self, run: AgentRun, reply: Reply, position: int) -> ToolResult:
+    async def _decide_first(
+        self,
+        run: AgentRun,
+        reply: Reply,
+        tasks: Mapping[int, asyncio.Task[ToolResult]],
+        results: Mapping[int, ToolResult],
+    ) -> dict[int, object]:
+        """Ask the approver about each call to run, in call order, before any runs.
+
+        Used where a run cannot pause (:attr:`_pause_refused`): a ``Defer()`` raises
+        its ``ConfigError`` here, before any call of the reply has run.  The calls that
+        the run's call limit will refuse are not asked about.
+
+        Returns:
+            Call position -> the approver's decision (None for a call not asked about).
+        """
+        decided: dict[int, object] = {}
+        room = self._room(run)
+        for position, call in enumerate(reply.calls):
+            if position in results or position in tasks:
+                continue
+            if room is not None:
+                if room <= 0:
+                    break  # this call and the ones after it are refused at the limit
+                room -= 1
+            decision = await self._ask(call, self.tools.get_tool(call.tool_name))
+            if isinstance(decision, Defer):
+                raise ConfigError(self._pause_refused)
+            decided[position] = decision
+        return decided
+
+    def _room(self, run: AgentRun) -> int | None:
+        """How many more calls the run's call limit lets run (None: no limit)."""
+        if run._tools_closed:
+            return 0
+        limit = self.config.call_limit[1]
+        return None if limit is None else max(0, limit - run.tool_calls)
+
+    async def _ask(self, call: ToolCallEvent, item: Tool[Any, Any]) -> object:
+        """The approver's decision about a call; None for a call it is not asked about."""
+        approve = self.config.approve
+        if approve is None or not (self._ask_all or item.requires_approval):
+            return None
+        if approve == "defer":
+            return Defer()
+        decision: object = approve(call)
+        if inspect.isawaitable(decision):
+            decision = await decision
+        return decision
+
+    async def _run_now(
+        self, run: AgentRun, reply: Reply, position: int, decision: object = _ASK
+    ) -> ToolResult:
         """Run one call in the caller's task, or refuse it past the run's call limit."""
         call = reply.calls[position]
         if self._over_limit(run):
             return self._limit_refusal(run, call)
         run.tool_calls += 1
-        return await self._execute(run, call, reply, position)
+        return await self._execute(run, call, reply, position, decision)
 
     def _limit_refusal(self, run: AgentRun, call: ToolCallEvent) -> ToolResult:
         if run._tools_closed:  # a call in the last answer at a limit
@@ -299,6 +365,7 @@ class ToolRunner:
         position: int,
         tasks: dict[int, asyncio.Task[ToolResult]],
         results: dict[int, ToolResult],
+        decision: object = _ASK,
     ) -> None:
         """Start one call of the reply, or refuse it past the run's call limit."""
         call = reply.calls[position]
@@ -306,33 +373,41 @@ class ToolRunner:
             results[position] = self._limit_refusal(run, call)
             return
         run.tool_calls += 1
-        tasks[position] = asyncio.ensure_future(self._execute(run, call, reply, position))
+        tasks[position] = asyncio.ensure_future(self._execute(run, call, reply, position, decision))
 
     async def _execute(
-        self, run: AgentRun, call: ToolCallEvent, reply: Reply, position: int
+        self,
+        run: AgentRun,
+        call: ToolCallEvent,
+        reply: Reply,
+        position: int,
+        decision: object = _ASK,
     ) -> ToolResult:
         """Approve, run (with its time limit) and trim one call; never raises for the tool.
 
         A call the approver defers is not run: its result is the :data:`DEFERRED`
         marker, which the loop turns into a pause.  How long it took is kept in
         ``reply.tool_seconds`` and ``run.tool_seconds``.
+
+        Args:
+            run: the run.
+            call: the call.
+            reply: the reply that holds it.
+            position: its position among the reply's calls.
+            decision: the approver's decision if it was asked already, else it is
+                asked here.
         """
         started = time.perf_counter()
         try:
             item = self.tools.get_tool(call.tool_name)
-            approve = self.config.approve
-            decision: object = None
-            if approve is not None and (self._ask_all or item.requires_approval):
-                if approve == "defer":
-                    decision = Defer()
-                else:
-                    decision = approve(call)
-                    if inspect.isawaitable(decision):
-                        decision = await decision
-                if isinstance(decision, Defer):
-                    run.tool_calls -= 1  # counted when it started; it did not run
-                    logger.info("%s %s deferred", run.run_id, call.tool_name)
-                    return deferred(call)
+            if decision is _ASK:
+                decision = await self._ask(call, item)
+            if isinstance(decision, Defer):
+                if self._pause_refused is not None:
+                    raise ConfigError(self._pause_refused)
+                run.tool_calls -= 1  # counted when it started; it did not run
+                logger.info("%s %s deferred", run.run_id, call.tool_name)
+                return deferred(call)
             return await self._carry_out(run, call, item, decision)
         finally:
             seconds = time.perf_counter() - started
