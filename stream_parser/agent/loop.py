@@ -71,6 +71,7 @@ from ..core.parser import StreamToolParser
 from ..errors import ConfigError
 from ..llm.base import (
     ChatModel,
+    ContentPart,
     Message,
     ModelError,
 )
@@ -89,7 +90,7 @@ from .events import (
 from .history import ContextStep, _context_step, start_history, trim_history
 from .options import AgentOptions, Deny, Unpack, agent_config
 from .pause import PausedRun, PendingCall, check_decisions
-from .reply import Reply, answer_text
+from .reply import Reply, answer_images, answer_text, fill_answers
 from .run import AgentRun, _interrupted
 from .runner import DEFERRED, ToolRunner, _cancel_tasks, _refusal, tool_registry
 from .usage import LimitHit, RequestRecord, Usage
@@ -621,6 +622,7 @@ class AgentLoop(ToolRunner):
         config = self.config
         say = (config.language, config.templates)
         texts: dict[str, str] = {}
+        images: dict[str, list[ContentPart]] = {}
         try:
             for pending in paused.pending:
                 call = ToolCallEvent(
@@ -643,6 +645,16 @@ class AgentLoop(ToolRunner):
                 seconds = time.perf_counter() - started
                 run.tool_seconds += seconds
                 texts[pending.placeholder] = answer_text(pending.native, pending.name, result, *say)
+                images.update(
+                    answer_images(
+                        pending.native,
+                        pending.name,
+                        pending.call_id,
+                        pending.placeholder,
+                        result,
+                        *say,
+                    )
+                )
                 yield ToolResultEvent(
                     tool_name=pending.name,
                     result=result,
@@ -663,7 +675,7 @@ class AgentLoop(ToolRunner):
                         if pending.native
                         else prompts.cancelled_observation(pending.name, *say)
                     )
-            run.messages.extend(_filled(paused.answers, texts))
+            run.messages.extend(fill_answers(paused.answers, texts, images))
         async for event in self._steps(run):
             yield event
 
@@ -746,14 +758,6 @@ def _token_limit(usage: Usage, limits: Mapping[str, int], *, reached: bool) -> L
         if used > limit or (reached and used == limit):
             return LimitHit(name, limit, used)
     return None
-
-
-def _filled(answers: Sequence[Message], texts: Mapping[str, str]) -> list[Message]:
-    """The answers kept at a pause, each placeholder replaced by its call's answer."""
-    document = json.dumps(answers)
-    for placeholder, text in texts.items():
-        document = document.replace(json.dumps(placeholder)[1:-1], json.dumps(text)[1:-1])
-    return cast("list[Message]", json.loads(document))
 
 
 def _reply_end(events: Sequence[AgentEvent]) -> int:

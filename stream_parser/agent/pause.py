@@ -70,7 +70,8 @@ class PausedRun:
         pending: the calls waiting for a decision, in call order.
         answers: the messages that answer that reply's calls (``tool`` messages, the
             observation message), made for the calls that ran, with a placeholder
-            where each pending call's answer goes.
+            where each pending call's answer goes, and where its images go (a result
+            given by hand may bring images, as a tool's result does).
         results: the results already made, as ``{"name", "text", "is_error",
             "error_type"}``, in call order (for the record; the model reads ``answers``).
         step: the step of the reply that holds the calls.

@@ -323,3 +323,69 @@ def test_resume_sync_takes_the_json_and_denies(kind: str) -> None:
     assert validate_history(run.messages) == []
     denied = next(e for e in run.events if isinstance(e, ToolResultEvent)).result
     assert denied.error_type == "denied"
+
+
+# --- a result given by hand keeps its images --------------------------------------------------
+
+
+def _image(name: str) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{name}"}}
+
+
+# What each photo tool returns in this test (set per case).
+PHOTOS: dict[str, ToolResult] = {}
+
+
+@tool
+def shoot(place: str) -> ToolResult:
+    """Take a photo.
+
+    Args:
+        place: Where.
+    """
+    return PHOTOS["shoot"]
+
+
+@tool(requires_approval=True)
+def snap(place: str) -> ToolResult:
+    """Take a photo that needs approval.
+
+    Args:
+        place: Where.
+    """
+    return PHOTOS["snap"]
+
+
+def _photo(name: str, with_images: bool) -> ToolResult:
+    images = (_image(name.upper()),) if with_images else ()
+    return ToolResult(tool_name=name, text=f"photo by {name}", images=images)
+
+
+@pytest.mark.parametrize(
+    ("made_images", "hand_images"), [(False, True), (True, True), (True, False), (False, False)]
+)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_result_given_by_hand_keeps_its_images_as_a_made_one_would(
+    kind: str, made_images: bool, hand_images: bool
+) -> None:
+    PHOTOS["shoot"] = _photo("shoot", made_images)
+    by_hand = _photo("snap", hand_images)
+    replies = [
+        calls(kind, ("shoot", {"place": "a"}), ("snap", {"place": "b"})),
+        ScriptedReply(content="Nice photos."),
+    ]
+    agent_class = FunctionCallAgent if kind == "native" else ReActAgent
+    first = agent_class(ScriptedModel(replies), [shoot, snap], approve="defer").run_sync("Go")
+    assert first.reason == "paused"
+    paused = PausedRun.from_json(first.pause_state().to_json())
+    later = agent_class(ScriptedModel(replies[1:]), [shoot, snap], approve="defer")
+    run = later.resume_sync(paused, {first.pending_calls[0].call_id: by_hand})
+    assert run.reason == "done" and validate_history(run.messages) == []
+
+    # The same run, the tool itself making that result.
+    PHOTOS["snap"] = by_hand
+    twin = agent_class(ScriptedModel(replies), [shoot, snap], approve=lambda call: True)
+    whole = twin.run_sync("Go")
+    assert run.messages == whole.messages
+    sent = json.dumps(run.messages)
+    assert ("SNAP" in sent) is hand_images and ("SHOOT" in sent) is made_images
