@@ -389,3 +389,107 @@ def test_a_result_given_by_hand_keeps_its_images_as_a_made_one_would(
     assert run.messages == whole.messages
     sent = json.dumps(run.messages)
     assert ("SNAP" in sent) is hand_images and ("SHOOT" in sent) is made_images
+
+
+# --- a pause with eager and with concurrent tools ---------------------------------------------
+
+
+class WatchedModel(ScriptedModel):
+    """A scripted model that lets other tasks run between deltas and says when it streams."""
+
+    streaming = False
+
+    async def _play(self, reply: Any, number: int) -> Any:
+        self.streaming = True
+        try:
+            async for delta in super()._play(reply, number):
+                await asyncio.sleep(0)  # as a network stream would: eager calls start
+                yield delta
+        finally:
+            self.streaming = False
+
+
+def _reading_tools(model: WatchedModel) -> list[Any]:
+    @tool(read_only=True)
+    def look(name: str) -> str:
+        """Look a name up.
+
+        Args:
+            name: The name.
+        """
+        RAN.append(f"look {name} {'while streaming' if model.streaming else 'after'}")
+        return f"{name} found"
+
+    @tool(read_only=True, requires_approval=True)
+    def peek(name: str) -> str:
+        """Look at a private record.
+
+        Args:
+            name: The name.
+        """
+        RAN.append(f"peek {name} {'while streaming' if model.streaming else 'after'}")
+        return f"{name}'s record"
+
+    return [look, peek]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_pause_with_eager_tools(kind: str) -> None:
+    replies = [
+        calls(kind, ("look", {"name": "a"}), ("peek", {"name": "b"}), ("look", {"name": "c"})),
+        ScriptedReply(content="Seen."),
+    ]
+    agent_class = FunctionCallAgent if kind == "native" else ReActAgent
+    model = WatchedModel([replies[0]], chunk_size=3)
+    first = agent_class(model, _reading_tools(model), approve="defer", eager_tools=True)
+    run = first.run_sync("Look")
+    assert run.reason == "paused"
+    assert [(call.name, call.arguments) for call in run.pending_calls] == [("peek", {"name": "b"})]
+    assert validate_history(run.messages, pending_calls_ok=True) == []
+    # The calls that need no decision ran; in text, eagerly (a deferred read does not hold
+    # back the reads after it); native calls are whole only when the reply ends.
+    when = "while streaming" if kind == "text" else "after"
+    assert list(RAN) == [f"look a {when}", f"look c {when}"]
+    paused = run.pause_state()
+    assert [result["text"] for result in paused.results] == ["a found", "c found"]
+
+    model = WatchedModel(replies[1:], chunk_size=3)
+    later = agent_class(model, _reading_tools(model), approve="defer", eager_tools=True)
+    resumed = later.resume_sync(paused.to_json(), {run.pending_calls[0].call_id: True})
+    assert resumed.reason == "done" and RAN[-1] == "peek b after"
+    assert validate_history(resumed.messages) == []
+
+    model = WatchedModel(replies, chunk_size=3)
+    twin = agent_class(model, _reading_tools(model), approve=lambda c: True, eager_tools=True)
+    whole = twin.run_sync("Look")
+    assert (whole.messages, whole.output) == (resumed.messages, resumed.output)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_pause_with_concurrent_tools(kind: str) -> None:
+    replies = [
+        calls(kind, ("send", {"to": "ann"}), ("add", {"a": 1, "b": 2}), ("send", {"to": "bob"})),
+        ScriptedReply(content="Sent."),
+    ]
+
+    def ann_later(call: Any) -> Any:
+        return Defer() if call.tool_instance.to == "ann" else True
+
+    run = agent_of(kind, replies, concurrent_tools=True, approve=ann_later).run_sync("Mail")
+    assert run.reason == "paused"
+    assert [call.arguments for call in run.pending_calls] == [{"to": "ann"}]
+    assert sorted(RAN) == ["add 1 2", "send bob"]
+    assert validate_history(run.messages, pending_calls_ok=True) == []
+    paused = PausedRun.from_json(run.pause_state().to_json())
+    assert [result["text"] for result in paused.results] == ["3", "sent to bob"]
+
+    later = agent_of(kind, replies[1:], concurrent_tools=True, approve=ann_later)
+    resumed = later.resume_sync(paused, {run.pending_calls[0].call_id: Deny("not ann")})
+    assert resumed.reason == "done" and sorted(RAN) == ["add 1 2", "send bob"]
+    assert validate_history(resumed.messages) == []
+
+    def deny_ann(call: Any) -> Any:
+        return Deny("not ann") if call.tool_instance.to == "ann" else True
+
+    whole = agent_of(kind, replies, concurrent_tools=True, approve=deny_ann).run_sync("Mail")
+    assert (whole.messages, whole.output) == (resumed.messages, resumed.output)
