@@ -88,7 +88,7 @@ from .events import (
     ToolResultEvent,
 )
 from .history import ContextStep, _context_step, start_history, trim_history
-from .options import AgentOptions, Deny, Unpack, agent_config
+from .options import AgentOptions, Unpack, agent_config
 from .pause import PausedRun, PendingCall, check_decisions
 from .reply import Reply, answer_images, answer_text, fill_answers
 from .run import AgentRun, _interrupted
@@ -294,17 +294,28 @@ class AgentLoop(ToolRunner):
 
     # -- the loop ---------------------------------------------------------------------------
 
-    async def _steps(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
+    async def _steps(
+        self, run: AgentRun, last_answer: LimitHit | None = None, output: str = ""
+    ) -> AsyncIterator[AgentEvent]:
+        """The steps of a run; a resumed run goes on with the state its pause left.
+
+        Args:
+            run: the run.
+            last_answer: the limit at which one last answer is asked for
+                (``final_answer_at_limit``), if it was reached already.
+            output: the visible text of the latest reply (a resumed run's), the run's
+                output if a limit ends it before another reply.
+        """
         messages = run.messages
         config = self.config
-        reply = Reply(0)
+        reply = Reply(run.steps)
+        if output:
+            reply.visible.append(output)
         log = logger
         usage = run.usage
         step_name, step_limit = config.step_limit
         limits = config.usage_limits
         token_limits = limits.token_limits if limits is not None else {}
-        # The limit at which one last answer is being asked for (final_answer_at_limit).
-        last_answer: LimitHit | None = None
         step = run.steps  # a resumed run counts on from its pause
         while True:
             # Before each request: the tokens used so far (a token limit already reached
@@ -458,9 +469,7 @@ class AgentLoop(ToolRunner):
             if waiting:
                 yield self._pause(run, reply, results, waiting)
                 return
-            limit_hit = any(
-                result.error_type == ErrorType.TOOL_CALL_LIMIT for result in results.values()
-            )
+            limit_hit = _call_limit_hit(result.error_type for result in results.values())
             messages.extend(
                 reply.messages(results, {}, language=config.language, templates=config.templates)
             )
@@ -472,12 +481,16 @@ class AgentLoop(ToolRunner):
                 yield self._done(run, _reason_of(last_answer), reply, last_answer)
                 return
             if limit_hit:
-                call_name, call_limit = config.call_limit
-                hit = LimitHit(call_name, call_limit or 0, run.tool_calls)
+                hit = self._call_limit(run)
                 if not config.final_answer_at_limit:
                     yield self._done(run, _reason_of(hit), reply, hit)
                     return
                 last_answer = hit
+
+    def _call_limit(self, run: AgentRun) -> LimitHit:
+        """The run's call limit, reached."""
+        call_name, call_limit = self.config.call_limit
+        return LimitHit(call_name, call_limit or 0, run.tool_calls)
 
     async def _stop_interrupted(
         self,
@@ -557,8 +570,12 @@ class AgentLoop(ToolRunner):
             tool_calls=run.tool_calls,
             usage=dataclasses.replace(run.usage),
             tool_seconds=run.tool_seconds,
+            output=reply.visible_text,
         )
-        return self._done(run, "paused", reply)
+        # A call of this reply was refused at the call limit: the run ends there once the
+        # pending calls are answered (see _resumed); the pause says so already.
+        limit_hit = _call_limit_hit(result.error_type for result in made.values())
+        return self._done(run, "paused", reply, self._call_limit(run) if limit_hit else None)
 
     def resume(self, paused: PausedRun | str | bytes, decisions: Mapping[str, object]) -> AgentRun:
         """Go on with a paused run, its pending calls decided: ``await`` it or iterate it.
@@ -635,13 +652,9 @@ class AgentLoop(ToolRunner):
                 decision = decisions[pending.call_id]
                 item = self.tools.get_tool(pending.name) if pending.name in self.tools else None
                 started = time.perf_counter()
-                runs = not (isinstance(decision, (Deny, str, ToolResult)) or decision is False)
-                if runs and self._over_limit(run):
-                    result = self._limit_refusal(run, call)
-                else:
-                    if runs:
-                        run.tool_calls += 1
-                    result = await self._carry_out(run, call, item, decision)
+                # Not counted again, nor refused at the call limit: the call was counted
+                # when it was deferred, within the limit.
+                result = await self._carry_out(run, call, item, decision)
                 seconds = time.perf_counter() - started
                 run.tool_seconds += seconds
                 texts[pending.placeholder] = answer_text(pending.native, pending.name, result, *say)
@@ -676,7 +689,18 @@ class AgentLoop(ToolRunner):
                         else prompts.cancelled_observation(pending.name, *say)
                     )
             run.messages.extend(fill_answers(paused.answers, texts, images))
-        async for event in self._steps(run):
+        # The step goes on as it would have, its calls decided at once: a call refused at
+        # the call limit ends the run there (or asks for a last answer).
+        last_answer = None
+        if _call_limit_hit(result.get("error_type") for result in paused.results):
+            hit = self._call_limit(run)
+            if not config.final_answer_at_limit:
+                reply = Reply(paused.step)
+                reply.visible.append(paused.output)
+                yield self._done(run, _reason_of(hit), reply, hit)
+                return
+            last_answer = hit
+        async for event in self._steps(run, last_answer, paused.output):
             yield event
 
     def _final_request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
@@ -745,6 +769,11 @@ _REASONS: Final[Mapping[str, StopReason]] = {
     "max_iterations": "max_iterations",
     "max_tool_calls": "max_tool_calls",
 }
+
+
+def _call_limit_hit(error_types: Iterable[str | None]) -> bool:
+    """Whether a call of a reply was refused at the run's call limit."""
+    return ErrorType.TOOL_CALL_LIMIT.value in error_types
 
 
 def _reason_of(hit: LimitHit) -> StopReason:

@@ -59,9 +59,11 @@ class AgentRun:
         steps: how many steps have started.
         reason: why the run ended (see :data:`~stream_parser.agent.StopReason`), or
             None while it runs.
-        limit: the limit the run ended on, or was given a last answer at (see
-            :class:`~stream_parser.agent.LimitHit`); None otherwise.
-        tool_calls: how many tool calls have been run (or started).
+        limit: the limit the run ended on, was given a last answer at, or (paused)
+            will end on once resumed (see :class:`~stream_parser.agent.LimitHit`); None
+            otherwise.
+        tool_calls: how many tool calls have been run (or started), refused by the
+            approver, or deferred (a deferred call keeps its place under the limit).
         requests: one :class:`~stream_parser.agent.RequestRecord` per request (its
             timings and usage), whatever the ``timings`` option.
         tool_seconds: seconds the tool calls took, summed (calls run at once count

@@ -386,7 +386,8 @@ class ToolRunner:
         """Approve, run (with its time limit) and trim one call; never raises for the tool.
 
         A call the approver defers is not run: its result is the :data:`DEFERRED`
-        marker, which the loop turns into a pause.  How long it took is kept in
+        marker, which the loop turns into a pause.  It keeps its place under the run's
+        call limit.  How long it took is kept in
         ``reply.tool_seconds`` and ``run.tool_seconds``.
 
         Args:
@@ -405,7 +406,8 @@ class ToolRunner:
             if isinstance(decision, Defer):
                 if self._pause_refused is not None:
                     raise ConfigError(self._pause_refused)
-                run.tool_calls -= 1  # counted when it started; it did not run
+                # Counted when it started, as a call that runs or is refused is: it keeps
+                # its place under the call limit, and the resume does not count it again.
                 logger.info("%s %s deferred", run.run_id, call.tool_name)
                 return deferred(call)
             return await self._carry_out(run, call, item, decision)

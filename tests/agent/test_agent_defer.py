@@ -16,6 +16,7 @@ from stream_parser.agent import (
     PausedRun,
     ReActAgent,
     ToolResultEvent,
+    UsageLimits,
 )
 from stream_parser.errors import ConfigError
 from stream_parser.testing import NativeCall, ScriptedModel, ScriptedReply, validate_history
@@ -100,7 +101,8 @@ def test_defer_pauses_after_the_calls_that_need_no_decision(kind: str, chunk_siz
     assert not [e for e in run.events if isinstance(e, ToolResultEvent) and e.tool_name == "send"]
     paused = run.pause_state()
     assert [r["text"] for r in paused.results] == ["3"]
-    assert paused.step == 1 and paused.tool_calls == 1 and paused.usage.requests == 1
+    # The deferred call is counted with the one that ran: it keeps its place under a limit.
+    assert paused.step == 1 and paused.tool_calls == 2 and paused.usage.requests == 1
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -493,3 +495,84 @@ def test_a_pause_with_concurrent_tools(kind: str) -> None:
 
     whole = agent_of(kind, replies, concurrent_tools=True, approve=deny_ann).run_sync("Mail")
     assert (whole.messages, whole.output) == (resumed.messages, resumed.output)
+
+
+# --- a pause at the call limit ------------------------------------------------------------
+
+
+def _over_the_limit(kind: str) -> list[Any]:
+    """A reply of three calls, the first deferred; a limit of two refuses the third."""
+    return [
+        calls(kind, ("send", {"to": "ann"}), ("add", {"a": 1, "b": 2}), ("add", {"a": 3, "b": 4})),
+        ScriptedReply(content="All done."),
+    ]
+
+
+LIMITS = [
+    pytest.param({"max_tool_calls": 2}, "max_tool_calls", id="max_tool_calls"),
+    pytest.param(
+        {"usage_limits": UsageLimits(tool_calls=2)}, "usage_limit", id="usage_limits.tool_calls"
+    ),
+]
+
+
+@pytest.mark.parametrize(("limit", "reason"), LIMITS)
+@pytest.mark.parametrize("decision", [True, Deny("no")], ids=["approved", "denied"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_pause_at_the_call_limit_ends_at_it_once_resumed(
+    kind: str, decision: Any, limit: dict[str, Any], reason: str
+) -> None:
+    first = agent_of(kind, _over_the_limit(kind), approve="defer", **limit).run_sync("Go")
+    # At the pause: the deferred call holds its place, the call past the limit is refused
+    # (it needs no decision), and the pause says which limit the run will end on.
+    assert first.reason == "paused" and RAN == ["add 1 2"]
+    assert first.limit is not None and (first.limit.limit, first.limit.used) == (2, 2)
+    assert first.events[-1].limit == first.limit
+    paused = first.pause_state()
+    assert paused.tool_calls == 2
+    assert [r["error_type"] for r in paused.results] == [None, "tool_call_limit"]
+
+    # At the resume: the deferred call is carried out (its place was kept), and the run
+    # ends at the limit without another request, as the run decided at once does.
+    later = agent_of(kind, [], approve="defer", **limit)
+    run = later.resume_sync(paused.to_json(), {first.pending_calls[0].call_id: decision})
+    assert run.reason == reason and run.limit == first.limit
+    assert run.usage.requests == 1 and run.tool_calls == 2
+    assert (["add 1 2", "send ann"] if decision is True else ["add 1 2"]) == RAN
+    assert validate_history(run.messages) == []
+    RAN.clear()
+    whole = agent_of(kind, _over_the_limit(kind), approve=lambda c: decision, **limit)
+    at_once = whole.run_sync("Go")
+    assert (at_once.messages, at_once.output, at_once.reason, at_once.limit) == (
+        run.messages,
+        run.output,
+        run.reason,
+        run.limit,
+    )
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_pause_at_the_call_limit_resumes_to_a_last_answer(kind: str) -> None:
+    options: dict[str, Any] = {"max_tool_calls": 2, "final_answer_at_limit": True}
+    first = agent_of(kind, _over_the_limit(kind), approve="defer", **options).run_sync("Go")
+    later = agent_of(kind, _over_the_limit(kind)[1:], approve="defer", **options)
+    run = later.resume_sync(first.pause_state(), {first.pending_calls[0].call_id: True})
+    assert run.reason == "done" and run.output == "All done." and run.usage.requests == 2
+    assert run.limit is not None and run.limit.name == "max_tool_calls"
+    RAN.clear()
+    whole = agent_of(kind, _over_the_limit(kind), approve=lambda c: True, **options)
+    at_once = whole.run_sync("Go")
+    assert (at_once.messages, at_once.output) == (run.messages, run.output)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_call_past_the_limit_is_refused_before_it_is_asked_about(kind: str) -> None:
+    replies = [calls(kind, ("add", {"a": 1, "b": 2}), ("send", {"to": "ann"})), "Done."]
+    asked: list[str] = []
+
+    def approve(call: Any) -> Any:
+        asked.append(call.tool_name)
+        return Defer()
+
+    run = agent_of(kind, replies, approve=approve, max_tool_calls=1).run_sync("Go")
+    assert asked == [] and run.reason == "max_tool_calls" and RAN == ["add 1 2"]

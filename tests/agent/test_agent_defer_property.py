@@ -6,7 +6,8 @@ answered by hand, and each decision is given either by the approver while the ru
 waits or, the call deferred, at a resume (from the paused run's JSON, in a fresh
 agent).  The run that pauses and resumes, as many times as it defers, ends with the
 same messages, output and reason as the run whose approver answered everything at once
-(a result given by hand there is the tool's own result).
+(a result given by hand there is the tool's own result), whatever call and step limits
+the pauses meet.
 """
 
 from __future__ import annotations
@@ -88,6 +89,15 @@ SCRIPTS = st.lists(st.lists(_call(), min_size=1, max_size=3), min_size=1, max_si
 RUNNING = st.sampled_from(
     [{}, {"concurrent_tools": True}, {"eager_tools": True}, {"history_length": 4}]
 )
+# Limits that a pause may meet: the calls or the steps run out at or around it.
+LIMITS = st.fixed_dictionaries(
+    {},
+    optional={
+        "max_tool_calls": st.integers(1, 6),
+        "max_iterations": st.integers(1, 3),
+        "final_answer_at_limit": st.booleans(),
+    },
+)
 
 
 def _numbered(script: list[list[tuple[str, str, bool, bool]]]) -> list[list[Call]]:
@@ -109,6 +119,7 @@ def _replies(kind: str, steps: list[list[Call]]) -> list[Any]:
             written = " ".join(f"<{call.tool}><n>{call.n}</n></{call.tool}>" for call in step)
             replies.append(ScriptedReply(content=f"Step. {written} After."))
     replies.append(ScriptedReply(content="Finished."))
+    replies.append(ScriptedReply(content="A last answer."))  # one past: at a limit
     return replies
 
 
@@ -167,26 +178,34 @@ def _check_both_ways(kind: str, steps: list[list[Call]], running: dict[str, Any]
         }
         later = _agent(kind, model, or_later, running)
         run = asyncio.run(later.resume(document, decisions)._drive())
-    assert pauses == sum(any(call.defer and call.tool == "act" for call in s) for s in steps)
     assert validate_history(run.messages) == []
     assert (run.messages, run.output, run.reason) == (whole.messages, whole.output, whole.reason)
+    assert run.limit == whole.limit and run.tool_calls == whole.tool_calls
     assert run.steps == whole.steps and run.usage.requests == whole.usage.requests
+    if not running.keys() & {"max_tool_calls", "max_iterations"}:
+        assert pauses == sum(any(c.defer and c.tool == "act" for c in step) for step in steps)
 
 
 @pytest.mark.parametrize("kind", ["native", "text"])
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(script=SCRIPTS, running=RUNNING)
+@given(script=SCRIPTS, running=RUNNING, limits=LIMITS)
 def test_resuming_gives_what_deciding_at_once_gives(
-    kind: str, script: list[list[tuple[str, str, bool, bool]]], running: dict[str, Any]
+    kind: str,
+    script: list[list[tuple[str, str, bool, bool]]],
+    running: dict[str, Any],
+    limits: dict[str, Any],
 ) -> None:
-    _check_both_ways(kind, _numbered(script), running)
+    _check_both_ways(kind, _numbered(script), {**running, **limits})
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["native", "text"])
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(script=SCRIPTS, running=RUNNING)
+@given(script=SCRIPTS, running=RUNNING, limits=LIMITS)
 def test_resuming_gives_what_deciding_at_once_gives_many(
-    kind: str, script: list[list[tuple[str, str, bool, bool]]], running: dict[str, Any]
+    kind: str,
+    script: list[list[tuple[str, str, bool, bool]]],
+    running: dict[str, Any],
+    limits: dict[str, Any],
 ) -> None:
-    _check_both_ways(kind, _numbered(script), running)
+    _check_both_ways(kind, _numbered(script), {**running, **limits})
