@@ -456,10 +456,12 @@ class AgentLoop(ToolRunner):
                 yield self._done(run, "usage_limit", reply, crossed)
                 return
 
+            calls = self._run_calls(run, reply, eager, results)
             try:
-                async for result_event in self._run_calls(run, reply, eager, results):
+                async for result_event in calls:
                     yield result_event
             except BaseException as exc:
+                await calls.aclose()  # it stops its calls, keeping the results they made
                 await self._stop_interrupted(run, reply, eager, results, exc)
                 log.info("%s step %d: interrupted while tools ran", run.run_id, step)
                 raise

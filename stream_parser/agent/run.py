@@ -99,6 +99,10 @@ class AgentRun:
         # caller's code between two events.
         self._inside = False
         self._cancel_requested = False
+        # Driven to its end by ``await`` (or a sync form), nobody seeing its events in
+        # between: a step's sync calls may then run back to back, none waiting for the
+        # event of the one before it to be taken (see ToolRunner._batch).
+        self._driven = False
 
     @property
     def done(self) -> bool:
@@ -150,6 +154,7 @@ class AgentRun:
         return self._drive().__await__()
 
     async def _drive(self) -> AgentRun:
+        self._driven = True
         async for _ in self:
             pass
         return self
