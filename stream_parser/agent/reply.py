@@ -397,7 +397,25 @@ def answer_text(
             code = result.error_type or ""
             return prompts.not_executed_observation(label, code, result.text, *say)
         return prompts.error_observation(label, result.error_type, result.text, *say)
-    return prompts.result_observation(label, result.text, *say)
+    return _result_observation(label, result.text, *say)
+
+
+# The word of the shipped ``observation`` template for a call that ran, by language.
+_RESULT_WORDS: Final = {"en": "result", "zh": "结果"}
+
+
+def _result_observation(
+    label: str, text: str, language: str = "en", templates: prompts.Templates = None
+) -> str:
+    """:func:`~stream_parser.prompts.text.result_observation`, the most frequent one.
+
+    With the shipped template it is written here, without rendering it (about 10 µs
+    less a call); a test checks that both give the same text.
+    """
+    word = _RESULT_WORDS.get(language)
+    if word is None or (templates and "observation" in templates):
+        return prompts.result_observation(label, text, language, templates)
+    return f"[{label}] {word}:\n{text}"
 
 
 def _native_text(
@@ -440,7 +458,7 @@ def _observation_text(
                 code = result.error_type or ""
                 return prompts.not_executed_observation(label, code, result.text, *say)
             return prompts.error_observation(label, result.error_type, result.text, *say)
-        return prompts.result_observation(label, result.text, *say)
+        return _result_observation(label, result.text, *say)
     kind = event.error_type
     text = _error_text(event, *say)
     if kind in _WARNINGS:
