@@ -23,8 +23,8 @@ Theory of operation
   (also with the ``<|start|>assistant`` before it, and the ``<|end|>`` of a previous
   message) as thinking tags closed by ``<|end|>`` (:data:`GPT_OSS_THINKING`), so the
   analysis streams as thinking events, however long it is.
-* **Everything else** is read by one :class:`HarmonyPlugin`, whose blocks end where it
-  says (``ends_at``) or at ``<|call|>``:
+* **Everything else** is read by one :class:`HarmonyPlugin` (the kit's reader plugin),
+  whose reader ends each block where it says (``Reader.end``) or at ``<|call|>``:
 
   - a *header* opens at ``<|start|>``, ``<|channel|>`` or ``<|end|><|start|>`` and runs to
     ``<|message|>``.  Without a recipient it is framing (a
