@@ -157,6 +157,7 @@ class DeepSeekDialect(Dialect):
     plugin_key = "deepseek"
     thinking = DEEPSEEK_THINKING
     special_tokens = True  # its markers are special tokens: servers drop them unless asked
+    markers = (CALL_BEGIN, SEP, CALL_END, DSML)
 
     def __init__(self, variant: Variant = "v3.1") -> None:
         if variant not in ("v3", "v3.1", "dsml"):

@@ -77,7 +77,16 @@ from ...core.kit import (
     register,
 )
 from .._base import Dialect
-from .reader import _MAX_NAME, _NAME_CHARS, ARGS, THINK_END, THINK_START, TOOL_CALLS, MistralPlugin
+from .reader import (
+    _MAX_NAME,
+    _NAME_CHARS,
+    ARGS,
+    CALL_ID,
+    THINK_END,
+    THINK_START,
+    TOOL_CALLS,
+    MistralPlugin,
+)
 
 __all__ = [
     "ARGS",
@@ -126,6 +135,7 @@ class MistralDialect(Dialect):
     thinking = MISTRAL_THINKING
     tool_names = ToolNameRule(_NAME_CHARS.pattern, "letters, digits, '_', '-', '.' or ':'")
     special_tokens = True  # its markers are special tokens: servers drop them unless asked
+    markers = (ARGS, CALL_ID)
 
     def make_plugin(self, names: tuple[str, ...]) -> Sequence[ParsePlugin]:
         """A :class:`MistralPlugin`."""
