@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
@@ -508,6 +508,8 @@ _PIECES = st.sampled_from(
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(_PIECES, max_size=8), st.sampled_from(ENDINGS))
+# A call opener after framing at the reply's start: the start's tags still count there.
+@example(["<|python_end|>", "{", "<|python_tag|>"], None)
 def test_any_stream_reads_the_same_however_it_is_cut(
     pieces: list[str], end: ChatDelta | None
 ) -> None:

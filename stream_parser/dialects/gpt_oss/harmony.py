@@ -58,6 +58,8 @@ RETURN: Final = "<|return|>"
 
 ANALYSIS_HEADER: Final = f"{CHANNEL}analysis{MESSAGE}"
 """The header of a reasoning message, as the model writes it."""
+ROLE_HEADER_RECIPIENT: Final = " to="
+"""The recipient after the prompt's ``<|start|>assistant``, when a reply starts with it."""
 
 
 _MARKS: Final = (CALL, RETURN, MESSAGE, CONSTRAIN)  # framing by themselves
@@ -451,6 +453,20 @@ class HarmonyPlugin(ReaderPlugin):
     is_framing = True
     reader = HarmonyReader
     reserve_index = False  # reserved when a header names a recipient
+
+
+class HarmonyRoleHeaderPlugin(HarmonyPlugin):
+    """Reads a reply that starts inside the role header: `` to=functions.NAME<|channel|>…``.
+
+    The chat template ends the prompt with ``<|start|>assistant``, so a reply that calls
+    a tool at once may go on with the recipient.  `` to=`` opens a header only at the
+    start of the reply (``reply_start_only``): the core looks for it there and nowhere
+    else, so a space is never a stop character in the rest of the reply.
+    """
+
+    name = "gpt_oss_role_header"
+    start_tags = (ROLE_HEADER_RECIPIENT,)
+    reply_start_only = True
 
 
 def _opened_scanner() -> JsonScanner:
