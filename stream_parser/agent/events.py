@@ -117,7 +117,9 @@ class AgentDoneEvent(Event):
         output: the visible text of the last reply (thinking and tool markup left out).
         steps: how many steps ran.
         limit: the limit the run ended on, or (reason ``"done"``) the limit at which a
-            last answer was asked for (``final_answer_at_limit``); None otherwise.
+            last answer was asked for (``final_answer_at_limit``), or (reason
+            ``"paused"``) the call limit a call of the paused reply reached, at which the
+            resumed run ends; None otherwise.
         span: always None (not about a place in the text).
     """
 

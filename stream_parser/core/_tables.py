@@ -132,9 +132,14 @@ class TagTables:
     """Its plugin tags have no plugin: each parser binds its own instances."""
     stop: re.Pattern[str] | None
     reserved: frozenset[str]
+    later: TagTable
+    """The table once the reply has started: without the tags of ``reply_start_only``
+    plugins, which count only before (their first characters, a space or a ``{``, are
+    not looked for in the rest of the reply)."""
+    later_stop: re.Pattern[str] | None
 
 
-PluginTags = tuple[tuple[str, ...], str, bool, str]
+PluginTags = tuple[tuple[str, ...], str, bool, str, bool]
 """What a plugin declares that the tag table depends on (see :func:`_plugin_tags`)."""
 
 _CACHE_SIZE: Final = 32
@@ -271,7 +276,13 @@ def _whole_call(converter: XMLArgumentConverter) -> WholeCall | None:
 
 def plugin_tags(plugin: ParsePlugin) -> PluginTags:
     """What of a plugin goes into the tag table: its tags and how they open a block."""
-    return (tuple(plugin.start_tags), plugin.end_tag, plugin.line_start_only, plugin.next_chars)
+    return (
+        tuple(plugin.start_tags),
+        plugin.end_tag,
+        plugin.line_start_only,
+        plugin.next_chars,
+        plugin.reply_start_only,
+    )
 
 
 def tag_tables(
@@ -285,12 +296,15 @@ def tag_tables(
     key = (tools, plugins)
     tables = _TAG_TABLES.get(key)
     if tables is None:
-        claimed = {tag for starts, _, _, _ in plugins for tag in starts}
+        claimed = {tag for starts, _, _, _, _ in plugins for tag in starts}
         # A plugin's tag wins over a reasoning close with the same text.
         specs = [
             s for s in tools.specs if s.kind is not TagKind.THINKING_CLOSE or s.tag not in claimed
         ]
-        for starts, end_tag, line_start_only, next_chars in plugins:
+        start_only: set[str] = set()
+        for starts, end_tag, line_start_only, next_chars, reply_start_only in plugins:
+            if reply_start_only:
+                start_only.update(starts)
             specs += [
                 TagSpec(
                     tag,
@@ -304,6 +318,11 @@ def tag_tables(
         if config.fence_aware and not any(s.tag == "```" for s in specs):
             specs.append(TagSpec("```", TagKind.FENCE, line_start_only=True))
         table = TagTable(specs)
-        tables = TagTables(table, stop_pattern(table.tags), frozenset(table.tags))
+        stop = stop_pattern(table.tags)
+        later, later_stop = table, stop
+        if start_only:
+            later = TagTable([s for s in specs if s.tag not in start_only])
+            later_stop = stop_pattern(later.tags)
+        tables = TagTables(table, stop, frozenset(table.tags), later, later_stop)
         _TAG_TABLES.put(key, tables)
     return tables

@@ -342,12 +342,20 @@ class StreamToolParser:
         """Set the table of the tags that open blocks in text (shared, see above)."""
         plugins = self._plugins
         tags = tag_tables(self._tables, self.config, tuple(plugin_tags(p) for p in plugins))
-        table = tags.table
+        table, later = tags.table, tags.later
         if plugins:
             table = table.with_plugins({tag: p for p in plugins for tag in p.start_tags})
+            if later is not tags.table:
+                later = later.with_plugins(
+                    {tag: p for p in plugins if not p.reply_start_only for tag in p.start_tags}
+                )
+            else:
+                later = table
         # Only while a tag waits for the start of the reply does the text reader track it.
         self._cur.reply_start = any(p.reply_start_only for p in plugins)
-        self._text.configure(table, tags.stop, self._tables.names, tags.reserved)
+        self._text.configure(
+            table, tags.stop, self._tables.names, tags.reserved, later, tags.later_stop
+        )
 
     # --- public API ----------------------------------------------------------------------
 

@@ -17,10 +17,14 @@ table then holds a trailing newline back exactly as it holds a tag's prefix, onl
 such a tag may still follow.  A plugin tag with ``reply_start_only`` opens its block only
 while the reply has not started (``Cursor.reply_start``: no text but whitespace and no
 block but thinking and framing before it); the reader clears that flag as it emits text
-or opens a block.  A plugin block that ends with its start tag (framing such as
-``<|end|>``) closes at once, and the reader goes on.  With ``report_unknown_tools``, the
-text is emitted through an :class:`~.unknown.UnknownToolWatch`, which reports calls of
-unregistered tools without holding any text back.
+or opens a block.  Such tags are looked for only while the flag is set: from the text
+that starts the reply on, the reader scans with a table without them (``later``), so
+their first characters (a space, a ``{``) cost nothing in the rest of the reply; and
+before it starts, its fast path takes only whitespace.  A plugin block that ends with its
+start tag (framing such as ``<|end|>``) closes at once, and the reader goes on.  With
+``report_unknown_tools``, the text is emitted through an
+:class:`~.unknown.UnknownToolWatch`, which reports calls of unregistered tools without
+holding any text back.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ class TextReader(Reader):
         stop: the first characters of those tags, for the fast path.
     """
 
-    __slots__ = ("plugin", "stop", "table", "thinking", "tool", "watch")
+    __slots__ = ("later", "later_stop", "plugin", "stop", "table", "thinking", "tool", "watch")
 
     def __init__(
         self, cur: Cursor, thinking: ThinkingReader, tool: ToolReader, plugin: PluginReader
@@ -73,6 +77,8 @@ class TextReader(Reader):
         self.plugin = plugin
         self.table = _NO_TAGS
         self.stop: re.Pattern[str] | None = None
+        self.later = _NO_TAGS
+        self.later_stop: re.Pattern[str] | None = None
         self.watch: UnknownToolWatch | None = None
 
     def configure(
@@ -81,6 +87,8 @@ class TextReader(Reader):
         stop: re.Pattern[str] | None,
         registered: frozenset[str],
         reserved: frozenset[str],
+        later: TagTable | None = None,
+        later_stop: re.Pattern[str] | None = None,
     ) -> None:
         """Recognise the tags of ``table`` (when the parser's plugins change).
 
@@ -89,12 +97,19 @@ class TextReader(Reader):
             stop: ``stop_pattern(table.tags)``, compiled with the table.
             registered: the registered tools' names (for the unknown-tool watch).
             reserved: ``table.tags`` as a set (tags that never count as unknown tools).
+            later: the tags once the reply has started (without those that count only
+                at its start); None: ``table``.
+            later_stop: ``stop_pattern(later.tags)``.
 
         Everything passed is shared by the parsers of one tool set, so that a new
         parser builds nothing whose size grows with the number of tools.
         """
         self.table = table
         self.stop = stop
+        if later is None:
+            self.later, self.later_stop = table, stop
+        else:
+            self.later, self.later_stop = later, later_stop
         config = self.cur.config
         if config.report_unknown_tools and "xml" in config.dialects:
             self.watch = UnknownToolWatch(self.cur, registered, reserved)
@@ -119,10 +134,22 @@ class TextReader(Reader):
     def run(self, buf: str, pos: int, out: list[ParseEvent]) -> int:
         """Text up to a tag that opens a block, or up to what may still become one."""
         cur = self.cur
-        table = self.table
+        # The tags that count only at the reply's start are looked for only before it.
+        later = self.later
+        table = self.table if cur.reply_start else later
         start = pos  # first character not yet emitted
+        blank_to = pos  # buf[start:blank_to] is whitespace (while the reply may start)
         i = table.next_candidate(buf, pos)
         while i >= 0:
+            if table is not later:
+                if blank_to < start:  # what came before was a block (framing), not text
+                    blank_to = start
+                if blank_to < i and not buf[blank_to:i].isspace():
+                    # The reply started in this text: its start's tags count no more.
+                    table = later
+                    i = table.next_candidate(buf, i)
+                    continue
+                blank_to = i
             spec = table.match_at(buf, i)
             if spec is PARTIAL:
                 if not cur.final:  # the next chunk may complete the tag
@@ -255,9 +282,14 @@ class TextReader(Reader):
         Once the reply has started, without the unknown-tool watch, :meth:`text_chunk`
         (which tests nothing else) takes the chunks; :meth:`plain` otherwise.
         """
-        if self.watch is None and not self.cur.reply_start:
-            return self.stop, self.text_chunk
-        return self.stop, self.plain
+        if not self.cur.reply_start:
+            if self.watch is None:
+                return self.later_stop, self.text_chunk
+            return self.later_stop, self.plain
+        # Before the reply starts, only whitespace is taken here: the chunk that starts
+        # it goes through run(), which stops looking for the start's tags there (so the
+        # cut start of one at the chunk's end is not held).
+        return self.stop, self.blank
 
     def text_chunk(self, chunk: str, out: list[ParseEvent]) -> bool:
         """Take a whole chunk as text (the common case)."""
@@ -267,6 +299,10 @@ class TextReader(Reader):
         cur.before = chunk
         out.append(_new_text(chunk, (start, end)))
         return True
+
+    def blank(self, chunk: str, out: list[ParseEvent]) -> bool:
+        """Take a chunk of whitespace before the reply starts; refuse anything else."""
+        return chunk.isspace() and self.plain(chunk, out)
 
     def plain(self, chunk: str, out: list[ParseEvent]) -> bool:
         """Take a whole chunk as text (the fast path)."""
