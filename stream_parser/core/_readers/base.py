@@ -17,6 +17,7 @@ flag: it is the state staying the same.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
@@ -40,6 +41,8 @@ __all__ = [
     "Reader",
     "Stopped",
 ]
+
+_log: Final = logging.getLogger("stream_parser.core.parser")
 
 # Verdicts of a look-ahead decision ("does this tag open a block?", "does this closing
 # tag end the value?").  Plain ints, not an Enum: they are compared in the hot path,
@@ -88,6 +91,8 @@ class Cursor:
         back_text: the given-back text that lies before the buffer (from ``back`` up to
             ``offset``); empty when ``back`` is inside the buffer.
         back_prev: the character before ``back``.
+        debug: the ``stream_parser`` loggers take DEBUG records (asked by the driver at
+            each state change): error events are then logged too.
         cut: set by ``close()``: the stream was cut (``finish_reason == "length"`` or a
             stream error) rather than ended normally; open plugin blocks learn it.
         reply_start: nothing but whitespace, thinking and framing was read yet, while
@@ -111,6 +116,7 @@ class Cursor:
         "call_count",
         "config",
         "cut",
+        "debug",
         "edge",
         "emit_deltas",
         "final",
@@ -143,6 +149,7 @@ class Cursor:
         self.edge = True  # the reply starts here
         self.long_space = False
         self.settle = False
+        self.debug = False
 
     @property
     def prev_char(self) -> str:
@@ -208,6 +215,8 @@ class Cursor:
             call_index=call_index,
             span=span,
         )
+        if self.debug:
+            _log.debug("%s at %s: %s", event.error_type, span, message)
         if self.config.strict:
             raise StrictModeError(event)
         out.append(event)
@@ -262,10 +271,13 @@ class Cursor:
         Raises:
             StrictModeError: ``config.strict`` is set and one of them is an error.
         """
-        if self.config.strict:
+        if self.debug or self.config.strict:
             for event in events:
                 if isinstance(event, ParseErrorEvent):
-                    raise StrictModeError(event)
+                    if self.debug:
+                        _log.debug("%s at %s: %s", event.error_type, event.span, event.message)
+                    if self.config.strict:
+                        raise StrictModeError(event)
         out.extend(events)
 
 

@@ -17,10 +17,14 @@ table then holds a trailing newline back exactly as it holds a tag's prefix, onl
 such a tag may still follow.  A plugin tag with ``reply_start_only`` opens its block only
 while the reply has not started (``Cursor.reply_start``: no text but whitespace and no
 block but thinking and framing before it); the reader clears that flag as it emits text
-or opens a block.  A plugin block that ends with its start tag (framing such as
-``<|end|>``) closes at once, and the reader goes on.  With ``report_unknown_tools``, the
-text is emitted through an :class:`~.unknown.UnknownToolWatch`, which reports calls of
-unregistered tools without holding any text back.
+or opens a block.  Such tags are looked for only while the flag is set: from the text
+that starts the reply on, the reader scans with a table without them (``later``), so
+their first characters (a space, a ``{``) cost nothing in the rest of the reply; and
+before it starts, its fast path takes only whitespace.  A plugin block that ends with its
+start tag (framing such as ``<|end|>``) closes at once, and the reader goes on.  With
+``report_unknown_tools``, the text is emitted through an
+:class:`~.unknown.UnknownToolWatch`, which reports calls of unregistered tools without
+holding any text back.
 
 **Whitespace framing.**  In every dialect but XML (whose rule 1 keeps whitespace between
 blocks as text), the whitespace a chat template writes around blocks is framing, not
@@ -94,7 +98,17 @@ class TextReader(Reader):
         stop: the first characters of those tags, for the fast path.
     """
 
-    __slots__ = ("framed", "plugin", "stop", "table", "thinking", "tool", "watch")
+    __slots__ = (
+        "framed",
+        "later",
+        "later_stop",
+        "plugin",
+        "stop",
+        "table",
+        "thinking",
+        "tool",
+        "watch",
+    )
 
     def __init__(
         self, cur: Cursor, thinking: ThinkingReader, tool: ToolReader, plugin: PluginReader
@@ -106,6 +120,8 @@ class TextReader(Reader):
         self.plugin = plugin
         self.table = _NO_TAGS
         self.stop: re.Pattern[str] | None = None
+        self.later = _NO_TAGS
+        self.later_stop: re.Pattern[str] | None = None
         self.watch: UnknownToolWatch | None = None
         # Whitespace around blocks is framing: every dialect but XML (its rule 1).
         self.framed = "xml" not in cur.config.dialects
@@ -116,6 +132,8 @@ class TextReader(Reader):
         stop: re.Pattern[str] | None,
         registered: frozenset[str],
         reserved: frozenset[str],
+        later: TagTable | None = None,
+        later_stop: re.Pattern[str] | None = None,
     ) -> None:
         """Recognise the tags of ``table`` (when the parser's plugins change).
 
@@ -124,12 +142,19 @@ class TextReader(Reader):
             stop: ``stop_pattern(table.tags)``, compiled with the table.
             registered: the registered tools' names (for the unknown-tool watch).
             reserved: ``table.tags`` as a set (tags that never count as unknown tools).
+            later: the tags once the reply has started (without those that count only
+                at its start); None: ``table``.
+            later_stop: ``stop_pattern(later.tags)``.
 
         Everything passed is shared by the parsers of one tool set, so that a new
         parser builds nothing whose size grows with the number of tools.
         """
         self.table = table
         self.stop = stop
+        if later is None:
+            self.later, self.later_stop = table, stop
+        else:
+            self.later, self.later_stop = later, later_stop
         config = self.cur.config
         if config.report_unknown_tools and "xml" in config.dialects:
             self.watch = UnknownToolWatch(self.cur, registered, reserved)
@@ -159,10 +184,22 @@ class TextReader(Reader):
             # (a call that failed comes back as its raw text).
             cur.settle = False
             cur.edge = _ended_as_block(out)
-        table = self.table
+        # The tags that count only at the reply's start are looked for only before it.
+        later = self.later
+        table = self.table if cur.reply_start else later
         start = pos  # first character not yet emitted
+        blank_to = pos  # buf[start:blank_to] is whitespace (while the reply may start)
         i = table.next_candidate(buf, pos)
         while i >= 0:
+            if table is not later:
+                if blank_to < start:  # what came before was a block (framing), not text
+                    blank_to = start
+                if blank_to < i and not buf[blank_to:i].isspace():
+                    # The reply started in this text: its start's tags count no more.
+                    table = later
+                    i = table.next_candidate(buf, i)
+                    continue
+                blank_to = i
             spec = table.match_at(buf, i)
             if spec is PARTIAL:
                 if not cur.final:  # the next chunk may complete the tag
@@ -366,15 +403,22 @@ class TextReader(Reader):
     def fast_path(self) -> FastPath:
         """A chunk without the first character of any tag is all text.
 
-        Once the reply has started, without the unknown-tool watch or whitespace
-        framing, :meth:`text_chunk` (which tests nothing else) takes the chunks;
-        :meth:`framed_chunk` with whitespace framing, :meth:`plain` otherwise.
+        Once the reply has started, without the unknown-tool watch, :meth:`text_chunk`
+        (which tests nothing else) takes the chunks; :meth:`plain` otherwise; with
+        whitespace framing, :meth:`framed_chunk`.
         """
-        if self.framed:
+        if not self.cur.reply_start:
+            if self.framed:
+                return self.later_stop, self.framed_chunk
+            if self.watch is None:
+                return self.later_stop, self.text_chunk
+            return self.later_stop, self.plain
+        if self.framed:  # which takes only whitespace before the reply starts
             return self.stop, self.framed_chunk
-        if self.watch is None and not self.cur.reply_start:
-            return self.stop, self.text_chunk
-        return self.stop, self.plain
+        # Before the reply starts, only whitespace is taken here: the chunk that starts
+        # it goes through run(), which stops looking for the start's tags there (so the
+        # cut start of one at the chunk's end is not held).
+        return self.stop, self.blank
 
     def text_chunk(self, chunk: str, out: list[ParseEvent]) -> bool:
         """Take a whole chunk as text (the common case)."""
@@ -416,11 +460,12 @@ class TextReader(Reader):
         if k == 0:  # whitespace only: all of it waits
             cur.hold(chunk)
             return True
+        if cur.reply_start:
+            return False  # the chunk that starts the reply goes through run()
         if cur.edge:
             if chunk[0] in _SPACE:
                 return False
             cur.edge = False
-        cur.reply_start = False  # not all whitespace
         start = cur.offset
         cur.offset = start + k
         if k == end:
@@ -431,6 +476,10 @@ class TextReader(Reader):
         out.append(_new_text(chunk[:k], (start, start + k)))
         cur.hold(chunk[k:])
         return True
+
+    def blank(self, chunk: str, out: list[ParseEvent]) -> bool:
+        """Take a chunk of whitespace before the reply starts; refuse anything else."""
+        return chunk.isspace() and self.plain(chunk, out)
 
     def plain(self, chunk: str, out: list[ParseEvent]) -> bool:
         """Take a whole chunk as text (the fast path)."""

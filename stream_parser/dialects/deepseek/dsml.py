@@ -17,9 +17,9 @@ from pydantic_core import to_jsonable_python
 
 from ...core.events import ErrorType, ParseEvent, Span
 from ...core.kit import (
+    CallContext,
     FastData,
     PluginBlock,
-    PluginContext,
 )
 from ...errors import ConfigError
 from .section import (
@@ -50,10 +50,16 @@ _D_GAP, _D_BODY, _D_VALUE, _D_BAD = range(4)
 class DsmlReader(_SectionReader):
     """Reads a DSML section: ``invoke`` elements holding ``parameter`` elements."""
 
-    def __init__(self, context: PluginContext) -> None:
-        super().__init__(context)
-        self._state = _D_GAP
-        self._ws_cap = context.config.buffer_keep_size
+    def __init__(self, call: CallContext) -> None:
+        super().__init__(call)
+        self.state = _D_GAP
+        self.handlers = {
+            _D_GAP: self._between_calls,
+            _D_BAD: self._between_calls,
+            _D_BODY: self._body,
+            _D_VALUE: self._in_value,
+        }
+        self._ws_cap = call.config.buffer_keep_size
         self._param = ""
         self._string = ""
         self._param_known = False
@@ -79,30 +85,33 @@ class DsmlReader(_SectionReader):
             return (-1, "") if n - k < _TAG_MAX else (-2, "")
         return gt + 1, buf[k : gt + 1]
 
-    def _step(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
-        state = self._state
-        if state == _D_VALUE:
-            return self._in_value(buf, pos, base, out)
+    def _between_calls(
+        self, buf: str, pos: int, base: int, out: list[ParseEvent]
+    ) -> tuple[int, bool]:
+        """Up to the next ``invoke`` (or, after a call that cannot be read, its close)."""
+        state = self.state
         n = len(buf)
-        if state in (_D_GAP, _D_BAD):
-            i = buf.find(_CLOSE if state == _D_BAD else _OPEN, pos)
-            if i < 0:
-                return n - _partial(buf, pos, (_OPEN, _CLOSE)), True
-            end, tag = self._tag(buf, i)
-            if end == -1:
-                return i, True
-            if end == -2:
-                return i + 1, False
-            if state == _D_BAD:
-                if _INVOKE_CLOSE.match(tag):
-                    self._close_call(base + end)
-                    self._state = _D_GAP
-                return end, False
-            m = _INVOKE_OPEN.match(tag)
-            if m is not None:
-                self._start_invoke(m, i, end, base, out)
+        i = buf.find(_CLOSE if state == _D_BAD else _OPEN, pos)
+        if i < 0:
+            return n - _partial(buf, pos, (_OPEN, _CLOSE)), True
+        end, tag = self._tag(buf, i)
+        if end == -1:
+            return i, True
+        if end == -2:
+            return i + 1, False
+        if state == _D_BAD:
+            if _INVOKE_CLOSE.match(tag):
+                self._close_call(base + end)
+                self.state = _D_GAP
             return end, False
-        # _D_BODY: between parameters.
+        m = _INVOKE_OPEN.match(tag)
+        if m is not None:
+            self._start_invoke(m, i, end, base, out)
+        return end, False
+
+    def _body(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        """Between the parameters of a call."""
+        n = len(buf)
         k = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
         if k == n:
             return k, True
@@ -111,11 +120,11 @@ class DsmlReader(_SectionReader):
             return k, True
         if end == -2:
             self._fail(f"unexpected text in the call of {self.current_name()!r}")
-            self._state = _D_BAD
+            self.state = _D_BAD
             return k, False
         if _INVOKE_CLOSE.match(tag):
             self._close_call(base + end)
-            self._state = _D_GAP
+            self.state = _D_GAP
             return end, False
         m = _INVOKE_OPEN.match(tag)
         if m is not None:  # the previous call's </｜DSML｜invoke> is missing
@@ -127,7 +136,7 @@ class DsmlReader(_SectionReader):
         name = attributes.get("name", "").strip()
         if not name:
             self._fail(f"unexpected markup in the call of {self.current_name()!r}")
-            self._state = _D_BAD
+            self.state = _D_BAD
             return k, False
         self._open_param(name, attributes.get("string", ""), (base + k, base + end), out)
         return end, False
@@ -144,16 +153,16 @@ class DsmlReader(_SectionReader):
         name = tag.group(1).strip()
         if not name:
             self._fail("the invoke tag names no tool")
-            self._state = _D_BAD
+            self.state = _D_BAD
             return
         self._announce(name, (base + at, base + end), out)
         call = self.current
         assert call is not None
         self._known = call.call.xml_parser.param_names(name) if call.announced else frozenset()
-        self._state = _D_BODY
+        self.state = _D_BODY
         if tag.group(2):  # <｜DSML｜invoke name="f"/>: a call without parameters
             self._close_call(base + end)
-            self._state = _D_GAP
+            self.state = _D_GAP
 
     def _open_param(self, name: str, string: str, span: Span, out: list[ParseEvent]) -> None:
         call = self.current
@@ -161,7 +170,7 @@ class DsmlReader(_SectionReader):
         self._param = name
         self._string = string
         self._value_from = self._value_to = span[1]
-        self._state = _D_VALUE
+        self.state = _D_VALUE
         self._param_known = known = name in self._known
         if not call.announced:
             return
@@ -212,7 +221,7 @@ class DsmlReader(_SectionReader):
                 if _DSML_TAG_START.match(buf, k):
                     self._take(buf, pos, c, base, out)
                     self._end_value()
-                    self._state = _D_BODY
+                    self.state = _D_BODY
                     return j, False
                 if k + len(nxt) == n and (_OPEN.startswith(nxt) or _CLOSE.startswith(nxt)):
                     self._take(buf, pos, c, base, out)
@@ -221,7 +230,7 @@ class DsmlReader(_SectionReader):
 
     def fast_path(self) -> FastData | None:
         """Inside a value, only where a DSML closing tag may begin matters."""
-        if self._state != _D_VALUE or self._hold:
+        if self.state != _D_VALUE or self.held:
             return None
         return _CLOSE_STOP, self._plain, True  # the section's end tag is content here
 
@@ -249,19 +258,19 @@ class DsmlReader(_SectionReader):
 
     def _pending_close(self) -> bool:
         """The hold is a value's closing tag and whitespace, waiting for what follows."""
-        hold = self._hold
+        hold = self.held
         close = next((t for t in _PARAM_CLOSES if hold.startswith(t)), "")
         return bool(close) and not hold[len(close) :].strip(_WS)
 
     def accepts_end(self) -> bool:
         """The section's end tag ends it, except inside a value (where it is content)."""
-        return self._state != _D_VALUE or self._pending_close()
+        return self.state != _D_VALUE or self._pending_close()
 
     def _body_complete(self) -> bool:
-        return self._state == _D_BODY or (self._state == _D_VALUE and self._pending_close())
+        return self.state == _D_BODY or (self.state == _D_VALUE and self._pending_close())
 
     def _complete(self) -> None:
-        if self._state == _D_VALUE:
+        if self.state == _D_VALUE:
             self._end_value()  # the value's close waited for what follows: nothing did
 
     def _build(self, call: _Call, tile: PluginBlock) -> list[ParseEvent]:
@@ -304,6 +313,8 @@ class DsmlPlugin(_SectionPlugin):
     ``ParserConfig(dialect="deepseek")`` registers one per section name.
     """
 
+    reader = DsmlReader
+
     def __init__(self, section: str = "function_calls") -> None:
         super().__init__()
         if section not in DSML_SECTIONS:
@@ -312,9 +323,6 @@ class DsmlPlugin(_SectionPlugin):
         self.name = f"deepseek_dsml_{section.strip()}"
         self.start_tags = (tag, "\n\n" + tag)
         self.end_tag = f"</{DSML}{section}>"
-
-    def _new_reader(self, context: PluginContext) -> _SectionReader:
-        return DsmlReader(context)
 
 
 _AMBIGUOUS: Final = re.compile(r"</｜DSML｜ ?parameter>[ \t\r\n]*</?｜DSML｜")
