@@ -352,21 +352,34 @@ class AgentLoop(ToolRunner):
             usage.requests += 1
             started_at, started = time.time(), time.perf_counter()
             source = self._final_request(sent) if last_answer else self._request(sent)
-            recorded = reply.record(source)
-            events = self._parser().aparse_stream(recorded)
+            parser = self._parser()
             reply_usage = Usage(requests=1)
             reported = False
             try:
                 take, eager_tools = reply.take, config.eager_tools
-                async for event in events:
-                    take(event)
-                    if isinstance(event, TokenUsageEvent):
-                        usage.add(event.usage_info)
-                        reply_usage.add(event.usage_info)
-                        reported = True
-                    yield event
-                    if eager_tools and isinstance(event, ToolCallEvent):
-                        self._start_eager(run, reply, eager, results)
+                note, feed, next_delta = reply.note, parser.feed_item, aiter(source).__anext__
+                ended = False
+                while not ended:
+                    # Each delta is noted and fed to the parser here, rather than through
+                    # the parser's async driver and a recording generator around the
+                    # model's stream: two async generators less for every delta.
+                    try:
+                        delta = await next_delta()
+                    except StopAsyncIteration:
+                        ended = True
+                        made = parser.close()
+                    else:
+                        note(delta)
+                        made = feed(delta)
+                    for event in made:
+                        take(event)
+                        if isinstance(event, TokenUsageEvent):
+                            usage.add(event.usage_info)
+                            reply_usage.add(event.usage_info)
+                            reported = True
+                        yield event
+                        if eager_tools and isinstance(event, ToolCallEvent):
+                            self._start_eager(run, reply, eager, results)
                 reply.finished = True
                 for notice in self._notices(reply):
                     yield notice
@@ -394,10 +407,9 @@ class AgentLoop(ToolRunner):
                     log.info("%s step %d: interrupted mid-reply", run.run_id, step)
                 raise
             finally:
-                for iterator in (events, recorded, source):
-                    aclose = getattr(iterator, "aclose", None)
-                    if aclose is not None:
-                        await aclose()
+                aclose = getattr(source, "aclose", None)
+                if aclose is not None:
+                    await aclose()
 
             if reply.stream_error is not None or reply.cut:
                 # Nothing of a cut or broken reply runs: its calls may be incomplete in

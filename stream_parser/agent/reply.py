@@ -1,11 +1,11 @@
 """One reply of the model, recorded as it streams, and how it goes into the history.
 
 :class:`Reply` takes every parse event of one step (the text, the calls, the errors the
-model must hear about) and the raw deltas (the native calls' ids and argument strings,
-exactly as sent).  Once the calls have run, :meth:`Reply.messages` writes the reply and
-the answer to each of its calls: ``tool`` messages for native calls, one ``user``
-message of observations for calls written in the text (the observation text is built
-here from the prompt templates).
+model must hear about) and the raw deltas (:meth:`Reply.note`: the native calls' ids
+and argument strings, exactly as sent).  Once the calls have run,
+:meth:`Reply.messages` writes the reply and the answer to each of its calls: ``tool``
+messages for native calls, one ``user`` message of observations for calls written in
+the text (the observation text is built here from the prompt templates).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import (
-    AsyncIterator,
     Mapping,
     Sequence,
 )
@@ -107,30 +106,27 @@ class Reply:
         self._names: dict[int, str] = {}
         self._open: str | None = None
 
-    async def record(self, source: AsyncIterator[ChatDelta]) -> AsyncIterator[ChatDelta]:
-        """Pass the model's deltas on, keeping the content and native calls as sent."""
-        first_token = self.first_token  # a local: this test runs for every delta
-        async for delta in source:
-            if first_token is None and (delta.content or delta.reasoning or delta.tool_calls):
-                first_token = self.first_token = time.perf_counter()
-            if delta.content:
-                self.content.append(delta.content)
-            if delta.tool_calls:
-                for fragment in delta.tool_calls:
-                    call = self.native.get(fragment.index)
-                    if call is None:
-                        call = self.native[fragment.index] = _NativeCall()
-                    if fragment.id and call.call_id is None:
-                        call.call_id = fragment.id
-                    if fragment.name and fragment.name != call.name:
-                        call.name += fragment.name
-                    if fragment.arguments:
-                        call.arguments.append(fragment.arguments)
-            if delta.finish_reason is not None:
-                self.finish_reason = delta.finish_reason
-            if delta.error is not None:
-                self.stream_error = delta.error
-            yield delta
+    def note(self, delta: ChatDelta) -> None:
+        """Keep what one delta of the model brings: content and native calls as sent."""
+        if self.first_token is None and (delta.content or delta.reasoning or delta.tool_calls):
+            self.first_token = time.perf_counter()
+        if delta.content:
+            self.content.append(delta.content)
+        if delta.tool_calls:
+            for fragment in delta.tool_calls:
+                call = self.native.get(fragment.index)
+                if call is None:
+                    call = self.native[fragment.index] = _NativeCall()
+                if fragment.id and call.call_id is None:
+                    call.call_id = fragment.id
+                if fragment.name and fragment.name != call.name:
+                    call.name += fragment.name
+                if fragment.arguments:
+                    call.arguments.append(fragment.arguments)
+        if delta.finish_reason is not None:
+            self.finish_reason = delta.finish_reason
+        if delta.error is not None:
+            self.stream_error = delta.error
 
     @property
     def text(self) -> str:

@@ -136,12 +136,7 @@ class AgentRun:
             task = asyncio.current_task(loop)
         self._task = task
         if self._cancel_requested and self.reason is None:
-            # Asked while the run waited for no event (before it started, or between
-            # two events): close it as an interruption would.
-            self._cancel_requested = False
-            await self.aclose()
-            self.reason = "cancelled"
-            raise asyncio.CancelledError
+            await self._cancel_now()
         self._inside = True
         try:
             event = await self._body.__anext__()
@@ -167,10 +162,7 @@ class AgentRun:
         take = self._body.__anext__
         while True:
             if self._cancel_requested and self.reason is None:
-                self._cancel_requested = False
-                await self.aclose()
-                self.reason = "cancelled"
-                raise asyncio.CancelledError
+                await self._cancel_now()
             self._inside = True
             try:
                 event = await take()
@@ -179,6 +171,17 @@ class AgentRun:
             finally:
                 self._inside = False
             events.append(event)
+
+    async def _cancel_now(self) -> None:
+        """Close the run on a cancel asked while it waited for no event.
+
+        That is before it started or between two events: it closes as an interruption
+        would, then raises ``CancelledError``.
+        """
+        self._cancel_requested = False
+        await self.aclose()
+        self.reason = "cancelled"
+        raise asyncio.CancelledError
 
     def cancel(self) -> None:
         """Cancel the run: the task driving it gets ``CancelledError`` from the run.

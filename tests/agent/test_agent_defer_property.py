@@ -186,26 +186,26 @@ def _check_both_ways(kind: str, steps: list[list[Call]], running: dict[str, Any]
         assert pauses == sum(any(c.defer and c.tool == "act" for c in step) for step in steps)
 
 
-@pytest.mark.parametrize("kind", ["native", "text"])
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(script=SCRIPTS, running=RUNNING, limits=LIMITS)
-def test_resuming_gives_what_deciding_at_once_gives(
-    kind: str,
-    script: list[list[tuple[str, str, bool, bool]]],
-    running: dict[str, Any],
-    limits: dict[str, Any],
-) -> None:
-    _check_both_ways(kind, _numbered(script), {**running, **limits})
+def _property(examples: int) -> Any:
+    """The property, over ``examples`` drawn cases of either agent."""
+
+    @settings(max_examples=examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        kind=st.sampled_from(["native", "text"]),
+        script=SCRIPTS,
+        running=RUNNING,
+        limits=LIMITS,
+    )
+    def check(
+        kind: str,
+        script: list[list[tuple[str, str, bool, bool]]],
+        running: dict[str, Any],
+        limits: dict[str, Any],
+    ) -> None:
+        _check_both_ways(kind, _numbered(script), {**running, **limits})
+
+    return check
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", ["native", "text"])
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(script=SCRIPTS, running=RUNNING, limits=LIMITS)
-def test_resuming_gives_what_deciding_at_once_gives_many(
-    kind: str,
-    script: list[list[tuple[str, str, bool, bool]]],
-    running: dict[str, Any],
-    limits: dict[str, Any],
-) -> None:
-    _check_both_ways(kind, _numbered(script), {**running, **limits})
+test_resuming_gives_what_deciding_at_once_gives = _property(30)
+test_resuming_gives_what_deciding_at_once_gives_many = pytest.mark.slow(_property(600))
