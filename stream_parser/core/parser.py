@@ -81,7 +81,7 @@ if TYPE_CHECKING:
 __all__ = ["StreamItem", "StreamToolParser", "aparse_stream", "parse_stream"]
 
 # Module-level names: an Enum member lookup is a slow attribute access.
-_CLOSED, _ERROR = ParseState.CLOSED, ParseState.ERROR
+_CLOSED, _ERROR, _TEXT = ParseState.CLOSED, ParseState.ERROR, ParseState.TEXT
 _NEVER: Final = re.compile(r"(?!)")
 """The stop pattern of a fast path that takes any chunk: it matches nothing."""
 _NEVER_CHAR: Final = "\uffff"
@@ -177,6 +177,8 @@ class StreamToolParser:
         plugin_reader = PluginReader(cur)
         # The text reader opens blocks by calling the other readers' open().
         self._text = TextReader(cur, thinking, tool_reader, plugin_reader)
+        self._framed = self._text.framed_chunk  # its fast path with whitespace framing
+        cur.hold = self._hold
         stopped = Stopped(cur)
         # The state -> reader table.  The stopped states have a reader too, so that the
         # table is total; feed() and close() refuse input in them before any reader runs.
@@ -226,7 +228,11 @@ class StreamToolParser:
         try:
             self._sm.transition(trigger)
         finally:
-            self._reader = self._readers[self._sm.current_state]
+            state = self._sm.current_state
+            self._reader = self._readers[state]
+            if state is _TEXT:  # a block ended: the text reader reads what it ended as
+                self._cur.settle = True
+                self._cur.long_space = False
             # Off until the loop selects the new reader's fast path as it returns (and
             # for good in a stopped state, so that feed() reaches its checks).
             self._plain = self._held = None
@@ -441,11 +447,12 @@ class StreamToolParser:
             # together (the reader's offset is that of the held text); or the two may
             # end in a cut tag again.
             buf = self._tail + chunk
+            self._tail = ""  # in buf; the function may hold a new tail (_hold)
             out = []
             if self._stop_char not in buf or (m := self._stop.search(buf)) is None:
                 if held(buf, out):
-                    self._tail = ""
-                    self._plain, self._held = held, None
+                    if not self._tail:
+                        self._plain, self._held = held, None
                     return out
             elif self._cut(buf, m, held, out):
                 return out
@@ -488,9 +495,18 @@ class StreamToolParser:
         # m.lastindex: is_cut(m), without the call.
         if not k or m.lastindex is None or not self._reader.holds_cut or not plain(buf[:k], out):
             return False
-        self._tail = buf[k:]
+        self._tail += buf[k:]  # after what the function held, if anything (_hold)
         self._plain, self._held = None, plain
         return True
+
+    def _hold(self, text: str) -> None:
+        """The text reader's fast path took a chunk but its trailing whitespace: hold it.
+
+        That whitespace waits for the next character, as the start of a cut tag waits
+        (see the text reader's whitespace framing); the next chunk is tried with it.
+        """
+        self._tail = text
+        self._plain, self._held = None, self._framed
 
     def close(self) -> list[ParseEvent]:
         """End the stream: flush what is held, report stream errors and blocks left open.

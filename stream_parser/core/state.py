@@ -17,9 +17,12 @@ States
     the shortest suffix of what arrived that might still begin a recognised tag (a
     thinking start tag, a registered tool's start tag, a plugin's start tag), or a tool
     start tag plus the whitespace after it while we wait for the next non-whitespace
-    character (tool-block rule 3).  Everything before the tail has been emitted as
-    ``TextOutputEvent``.  The tail is at most the longest tag minus one character, plus
-    ``buffer_keep_size`` characters of whitespace (invariant 4).
+    character (tool-block rule 3).  In every dialect but XML it also holds the trailing
+    run of whitespace, which the next character decides as framing or text (whitespace
+    framing, ``_readers/text.py``).  Everything before the tail has been emitted as
+    ``TextOutputEvent`` (or ``FramingEvent``).  The tail is at most the longest tag minus
+    one character, plus ``buffer_keep_size`` characters of whitespace on each side of it
+    (invariant 4).
 
 ``THINKING``
     Inside a thinking block.  The parser searches each chunk, plus at most

@@ -124,7 +124,8 @@ CASES = [
         "text": "Looking.<<<read_file|path=a>b.py>>> then <<<search|query=x|max_results=2>>>",
         "calls": [["read_file", {"path": "a>b.py"}], ["search", {"query": "x", "max_results": 2}]],
         "errors": [],
-        "text_out": "Looking. then ",
+        "text_out": "Looking. then",
+        "framing": [" "],  # whitespace before a call, in any dialect but XML
     },
     {
         "name": "unknown_and_malformed",

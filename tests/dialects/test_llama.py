@@ -133,9 +133,10 @@ def test_calls_count_only_at_the_start_of_the_reply() -> None:
     call = '{"name": "read_file", "parameters": {"path": "a"}}'
     events = events_of(f"Sure: {call}")
     assert not calls(events) and text_of(events) == f"Sure: {call}"
-    events = events_of(f"\n\n {call}")  # whitespace before it is fine
+    events = events_of(f"\n\n {call}")  # whitespace before it is fine: framing
     assert calls(events) == [("read_file", ReadFile(path="a"))]
-    assert text_of(events) == "\n\n "
+    assert text_of(events) == ""
+    assert [e.text for e in events if isinstance(e, FramingEvent)] == ["\n\n "]
 
 
 def test_parallel_calls_separated_by_semicolons_and_newlines() -> None:
@@ -166,8 +167,8 @@ def test_text_after_the_calls() -> None:
     a = '{"name": "read_file", "parameters": {"path": "a"}}'
     events = events_of(a + "<|eot_id|>\nDone. {not a call}")
     assert calls(events) == [("read_file", ReadFile(path="a"))]
-    assert text_of(events) == "\nDone. {not a call}"
-    assert [e.text for e in events if isinstance(e, FramingEvent)] == ["<|eot_id|>"]
+    assert text_of(events) == "Done. {not a call}"
+    assert [e.text for e in events if isinstance(e, FramingEvent)] == ["<|eot_id|>", "\n"]
     # After the calls a partial end marker is text.
     events = events_of(a + "<|eo!")
     assert calls(events) and text_of(events) == "<|eo!"
@@ -363,10 +364,13 @@ def test_pythonic_list_cut() -> None:
 
 def test_text_before_between_and_after() -> None:
     # Before: whitespace only (a call is the reply); between: separators; after: text.
+    # The whitespace before the calls is framing, as the list's own markup is.
     text = ' \n[read_file(path="a"),\n search(query="b")]\n\nThe files.'
     events = events_of(text)
     assert len(calls(events)) == 2
-    assert text_of(events) == " \nThe files."
+    assert text_of(events) == "The files."
+    framing = [e.text for e in events if isinstance(e, FramingEvent)]
+    assert framing == [" \n", "[", ",\n ", "]\n\n"]
 
 
 # --- writing --------------------------------------------------------------------------------

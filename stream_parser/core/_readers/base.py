@@ -62,6 +62,11 @@ changed anything.  With ``Reader.holds_cut`` it is also given held text and the 
 chunk together, and the part of a chunk before a tag cut by its end."""
 
 
+def _hold_nothing(text: str) -> None:
+    """``Cursor.hold`` of a cursor without a driver: nothing may be left."""
+    raise InternalError("text was left for a driver that cannot hold it")
+
+
 class Cursor:
     """The stream position and the event helpers that the driver and the readers share.
 
@@ -79,6 +84,8 @@ class Cursor:
         in_fence: inside a fenced code block (``fence_aware``).
         call_count: call indexes reserved so far.
         move: the driver's state transition (takes a ``Trigger``).
+        hold: the driver's hold of text that a fast path left at the end of a chunk
+            (the text reader's trailing whitespace): it waits as a cut tag does.
         back: the absolute offset the driver must read again from, after a reader gave
             back text it had consumed (see :meth:`give_back`); -1 when none.
         back_text: the given-back text that lies before the buffer (from ``back`` up to
@@ -91,6 +98,14 @@ class Cursor:
         reply_start: nothing but whitespace, thinking and framing was read yet, while
             a plugin tag counts only there (``reply_start_only``); False otherwise,
             which also spares the text reader the check.
+        edge: nothing but whitespace was read in text since the reply started or a
+            block ended (the driver sets it as it comes back to ``TEXT``): whitespace
+            read there is framing up to its last line break, in a dialect whose
+            whitespace around blocks is framing (see the text reader).
+        long_space: the run of whitespace being read is longer than ``ws_cap``, so
+            none of it is framing: it is text up to the next other character.
+        settle: a block just ended: the text reader works out ``edge`` from the
+            block's last event before it reads on.
     """
 
     __slots__ = (
@@ -102,12 +117,16 @@ class Cursor:
         "config",
         "cut",
         "debug",
+        "edge",
         "emit_deltas",
         "final",
+        "hold",
         "in_fence",
+        "long_space",
         "move",
         "offset",
         "reply_start",
+        "settle",
         "ws_cap",
     )
 
@@ -121,11 +140,15 @@ class Cursor:
         self.in_fence = False
         self.call_count = 0
         self.move = move
+        self.hold: Callable[[str], None] = _hold_nothing  # the driver's, set by the parser
         self.back = -1
         self.back_text = ""
         self.back_prev = ""
         self.cut = False
         self.reply_start = False
+        self.edge = True  # the reply starts here
+        self.long_space = False
+        self.settle = False
         self.debug = False
 
     @property
