@@ -362,7 +362,7 @@ class StreamToolParser:
             TagSpec(tag, TagKind.PLUGIN, plugin=p, next_chars=p.ends_reasoning)
             for p in plugins
             if p.ends_reasoning
-            for tag in p.start_tags
+            for tag in p.reasoning_tags or p.start_tags
         )
         # Only while a tag waits for the start of the reply does the text reader track it.
         self._cur.reply_start = any(p.reply_start_only for p in plugins)
