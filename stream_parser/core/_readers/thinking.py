@@ -239,7 +239,10 @@ class ThinkingReader(Reader):
         else:
             hold = max(longest_prefix_suffix(buf, pos, t) for t in block.ends)
         if self.enders and not final:
-            hold = max(hold, *(longest_prefix_suffix(buf, pos, s.tag) for s in self.enders))
+            for spec in self.enders:  # a loop, not max() over a generator: the slow path
+                cut = longest_prefix_suffix(buf, pos, spec.tag)
+                if cut > hold:
+                    hold = cut
         self._content(block, buf, pos, len(buf) - hold, out)
         return len(buf) - hold
 
