@@ -358,11 +358,13 @@ class StreamToolParser:
             else:
                 later = table
         # The call start tags that end an open reasoning block, with their own guard.
-        self._thinking.enders = tuple(
-            TagSpec(tag, TagKind.PLUGIN, plugin=p, next_chars=p.ends_reasoning)
-            for p in plugins
-            if p.ends_reasoning
-            for tag in p.reasoning_tags or p.start_tags
+        self._thinking.set_enders(
+            tuple(
+                TagSpec(tag, TagKind.PLUGIN, plugin=p, next_chars=p.ends_reasoning)
+                for p in plugins
+                if p.ends_reasoning
+                for tag in p.reasoning_tags or p.start_tags
+            )
         )
         # Only while a tag waits for the start of the reply does the text reader track it.
         self._cur.reply_start = any(p.reply_start_only for p in plugins)

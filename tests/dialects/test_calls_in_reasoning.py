@@ -93,3 +93,21 @@ def test_xml_call_in_reasoning_never_runs() -> None:
     assert [e.content for e in events if isinstance(e, ThinkingEvent)] == [
         "Maybe <read_file><path>a.py</path></read_file>"
     ]
+
+
+def test_a_plugin_added_later_ends_an_open_reasoning_block() -> None:
+    # The stream starts inside thinking before the plugin is added with use(): the open
+    # block's fast path must stop at the plugin's opener all the same.
+    from stream_parser.dialects import get_dialect
+
+    parser = StreamToolParser(fixtures.TOOLS, config=ParserConfig(start_in_thinking=True))
+    plugins = get_dialect("mistral").make_plugin(("mistral",))
+    assert plugins is not None
+    for plugin in plugins if isinstance(plugins, list) else [plugins]:
+        parser.use(plugin)
+    events = []
+    for chunk in ("Read it.", '[TOOL_CALLS]read_file[ARGS]{"path": "a.py"}'):
+        events += parser.feed(chunk)
+    events += parser.close()
+    assert [e.content for e in events if isinstance(e, ThinkingEvent)] == ["Read it."]
+    assert len([e for e in events if isinstance(e, ToolCallEvent)]) == 1

@@ -132,6 +132,18 @@ class ThinkingReader(Reader):
         # ``next_chars`` the plugin's ``ends_reasoning``: set by the parser.
         self.enders: tuple[TagSpec, ...] = ()
 
+    def set_enders(self, enders: tuple[TagSpec, ...]) -> None:
+        """Set the call start tags that end reasoning (``ParsePlugin.ends_reasoning``).
+
+        A block already open (a stream that starts inside thinking, then a plugin added
+        with ``use``) gets them too: its fast path must stop at their first characters.
+        """
+        self.enders = enders
+        block = self.block
+        if block is not None:
+            tags = block.ends + tuple(self.close + end for end in block.ends if self.close)
+            block.stop = stop_pattern(tags + tuple(spec.tag for spec in enders))
+
     def begin(self, ends: tuple[str, ...], starts: tuple[str, ...] = ()) -> None:
         """Start the stream inside a block closed by any of ``ends`` (no start tag).
 
