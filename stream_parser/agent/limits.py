@@ -1,0 +1,76 @@
+"""The limits a run ends at: which one was reached, and the reason the run ends with.
+
+Theory of operation.  The loop asks these questions of a run's :class:`Usage` and of a
+reply's results, around each request: before it, whether a token limit is already
+reached (:func:`_token_limit` with ``reached``); after the reply, whether its usage
+crossed one; after its calls, whether one was refused at the call limit
+(:func:`_call_limit_hit`).  The limit found becomes the run's reason to stop
+(:func:`_reason_of`).  A server that reports no usage cannot be held to a token limit:
+the run says so once, with a notice (:func:`_usage_unreported`), and goes on under its
+other limits.
+
+Pure functions of their arguments: nothing here holds state or imports the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
+
+from ..core.events import ErrorType, NoticeEvent, TokenUsageEvent
+from .events import AgentEvent, StepStartEvent, StopReason
+from .usage import LimitHit, Usage
+
+__all__ = ["USAGE_LIMIT"]
+
+
+#: The error type of a call not run because a reply crossed a token limit of the budget.
+USAGE_LIMIT: Final = "usage_limit"
+
+# The reason a run ends with at each limit.
+_REASONS: Final[Mapping[str, StopReason]] = {
+    "max_iterations": "max_iterations",
+    "max_tool_calls": "max_tool_calls",
+}
+
+
+def _call_limit_hit(error_types: Iterable[str | None]) -> bool:
+    """Whether a call of a reply was refused at the run's call limit."""
+    return ErrorType.TOOL_CALL_LIMIT.value in error_types
+
+
+def _reason_of(hit: LimitHit) -> StopReason:
+    return _REASONS.get(hit.name, "usage_limit")
+
+
+def _token_limit(usage: Usage, limits: Mapping[str, int], *, reached: bool) -> LimitHit | None:
+    """The first token limit reached (``reached``) or crossed (else) by ``usage``."""
+    for name, limit in limits.items():
+        used: int = getattr(usage, name)
+        if used > limit or (reached and used == limit):
+            return LimitHit(name, limit, used)
+    return None
+
+
+def _reply_end(events: Sequence[AgentEvent]) -> int:
+    """Where the latest reply ends: the end of its last parse event's span (0 if none).
+
+    Looked up in ``run.events`` once, when a notice needs it, rather than noted at every
+    event.
+    """
+    for event in reversed(events):
+        if isinstance(event, StepStartEvent):
+            break
+        if event.span is not None and not isinstance(event, TokenUsageEvent):
+            return event.span[1]
+    return 0
+
+
+def _usage_unreported(limits: Mapping[str, int], offset: int) -> NoticeEvent:
+    """The notice that the server reports no usage, so the token limits cannot hold."""
+    named = ", ".join(f"{name}={limit}" for name, limit in limits.items())
+    message = (
+        f"the server reported no token usage for this reply, so the token limits "
+        f"({named}) cannot be enforced; the other limits still hold"
+    )
+    return NoticeEvent(code="usage_unreported", message=message, span=(offset, offset))
