@@ -7,18 +7,20 @@ crossed one; after its calls, whether one was refused at the call limit
 (:func:`_call_limit_hit`).  The limit found becomes the run's reason to stop
 (:func:`_reason_of`).  A server that reports no usage cannot be held to a token limit:
 the run says so once, with a notice (:func:`_usage_unreported`), and goes on under its
-other limits.
+other limits.  An agent's repr shows the limits in force (:func:`_limits_repr`).
 
 Pure functions of their arguments: nothing here holds state or imports the loop.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from ..core.events import ErrorType, NoticeEvent, TokenUsageEvent
 from .events import AgentEvent, StepStartEvent, StopReason
+from .options import AgentConfig
 from .usage import LimitHit, Usage
 
 __all__ = ["USAGE_LIMIT"]
@@ -74,3 +76,25 @@ def _usage_unreported(limits: Mapping[str, int], offset: int) -> NoticeEvent:
         f"({named}) cannot be enforced; the other limits still hold"
     )
     return NoticeEvent(code="usage_unreported", message=message, span=(offset, offset))
+
+
+def _limits_repr(config: AgentConfig) -> str:
+    """The limits that govern a run, for an agent's repr.
+
+    ``max_iterations`` unless ``usage_limits`` sets ``requests`` in its place,
+    ``max_tool_calls`` when set, and the budget with the limits it sets.
+    """
+    limits = config.usage_limits
+    shown = []
+    if limits is None or limits.requests is None:
+        shown.append(f"max_iterations={config.max_iterations}")
+    if config.max_tool_calls is not None:
+        shown.append(f"max_tool_calls={config.max_tool_calls}")
+    if limits is not None:
+        budget = ", ".join(
+            f"{field.name}={getattr(limits, field.name)}"
+            for field in dataclasses.fields(limits)
+            if getattr(limits, field.name) is not None
+        )
+        shown.append(f"usage_limits=UsageLimits({budget})")
+    return ", ".join(shown)
