@@ -2,9 +2,10 @@
 
 Theory of operation.  The loop asks these questions of a run's :class:`Usage` and of a
 reply's results, around each request: before it, whether a token limit is already
-reached (:func:`_token_limit` with ``reached``); after the reply, whether its usage
-crossed one; after its calls, whether one was refused at the call limit
-(:func:`_call_limit_hit`).  The limit found becomes the run's reason to stop
+reached, then whether the requests made are at their limit
+(:func:`_limit_before_request`); after the reply, whether its usage crossed a token
+limit (:func:`_token_limit`); after its calls, whether one was refused at the call
+limit (:func:`_call_limit_hit`).  The limit found becomes the run's reason to stop
 (:func:`_reason_of`).  A server that reports no usage cannot be held to a token limit:
 the run says so once, with a notice (:func:`_usage_unreported`), and goes on under its
 other limits.  An agent's repr shows the limits in force (:func:`_limits_repr`).
@@ -52,6 +53,31 @@ def _token_limit(usage: Usage, limits: Mapping[str, int], *, reached: bool) -> L
         if used > limit or (reached and used == limit):
             return LimitHit(name, limit, used)
     return None
+
+
+def _limit_before_request(
+    config: AgentConfig,
+    usage: Usage,
+    token_limits: Mapping[str, int],
+    last_answer: LimitHit | None,
+) -> tuple[LimitHit | None, LimitHit | None]:
+    """Before each request: the limit that ends the run here, and a last answer's.
+
+    The tokens used so far are checked first (a token limit already reached would be
+    crossed by any request; no last answer is asked for past it), then the requests
+    made.
+
+    Returns:
+        The limit the run ends at before this request (None: the request is made), and
+        the limit at which this request asks for a last answer (None: none).
+    """
+    hit = _token_limit(usage, token_limits, reached=True)
+    step_name, step_limit = config.step_limit
+    if hit is None and last_answer is None and usage.requests >= step_limit:
+        hit = LimitHit(step_name, step_limit, usage.requests)
+        if config.final_answer_at_limit:
+            last_answer, hit = hit, None
+    return hit, last_answer
 
 
 def _reply_end(events: Sequence[AgentEvent]) -> int:

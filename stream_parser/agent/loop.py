@@ -49,40 +49,29 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import (
-    AsyncIterator,
-    Iterable,
-    Iterator,
-    Mapping,
-    Sequence,
-)
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
-from ..core.events import (
-    NoticeEvent,
-    TokenUsageEvent,
-    ToolCallEvent,
-)
+from ..core.events import NoticeEvent, TokenUsageEvent, ToolCallEvent
 from ..core.parser import StreamToolParser
 from ..errors import ConfigError
-from ..llm.base import (
-    ChatModel,
-    Message,
-    ModelError,
-)
+from ..llm.base import ChatModel, Message, ModelError
 from ..prompts.templating import render
 from ..tools import ToolLike, ToolRegistry, ToolResult
 from ._sync import _background, check_sync_tools, iterate_sync
-from .events import (
-    AgentEvent,
-    RequestDoneEvent,
-    StepStartEvent,
-)
+from .events import AgentEvent, RequestDoneEvent, StepStartEvent
 from .history import ContextStep, _context_step, start_history, trim_history
 from .limits import USAGE_LIMIT as USAGE_LIMIT  # where it was first defined
-from .limits import _call_limit_hit, _reason_of, _reply_end, _token_limit, _usage_unreported
+from .limits import (
+    _call_limit_hit,
+    _limit_before_request,
+    _reason_of,
+    _reply_end,
+    _token_limit,
+    _usage_unreported,
+)
 from .options import AgentOptions, Unpack, agent_config
 from .reply import Reply
 from .resume import PauseResume
@@ -308,19 +297,11 @@ class AgentLoop(PauseResume):
             reply.visible.append(output)
         log = logger
         usage = run.usage
-        step_name, step_limit = config.step_limit
         limits = config.usage_limits
         token_limits = limits.token_limits if limits is not None else {}
         step = run.steps  # a resumed run counts on from its pause
         while True:
-            # Before each request: the tokens used so far (a token limit already reached
-            # would be crossed by any request; no last answer is asked for past it), then
-            # the requests made.
-            hit = _token_limit(usage, token_limits, reached=True)
-            if hit is None and last_answer is None and usage.requests >= step_limit:
-                hit = LimitHit(step_name, step_limit, usage.requests)
-                if config.final_answer_at_limit:
-                    last_answer, hit = hit, None
+            hit, last_answer = _limit_before_request(config, usage, token_limits, last_answer)
             if hit is not None:
                 yield self._done(run, _reason_of(hit), reply, hit)
                 return
@@ -339,11 +320,7 @@ class AgentLoop(PauseResume):
             reply = Reply(step)
             eager: dict[int, asyncio.Task[ToolResult]] = {}
             results: dict[int, ToolResult] = {}
-            sent = trim_history(messages, self.config.history_length)
-            if self.config.instructions_role == "user" and len(sent) < len(messages):
-                # The turn that opened with the instructions was left out: the first turn
-                # sent opens with them instead.
-                sent = start_history(sent, None, self.system_prompt(), "user")
+            sent = self._messages_to_send(messages)
             usage.requests += 1
             started_at, started = time.time(), time.perf_counter()
             source = self._final_request(sent) if last_answer else self._request(sent)
@@ -450,6 +427,15 @@ class AgentLoop(PauseResume):
                     yield self._done(run, _reason_of(hit), reply, hit)
                     return
                 last_answer = hit
+
+    def _messages_to_send(self, messages: Sequence[Message]) -> list[Message]:
+        """The conversation sent with a request: the history, cut to ``history_length``."""
+        sent = trim_history(messages, self.config.history_length)
+        if self.config.instructions_role == "user" and len(sent) < len(messages):
+            # The turn that opened with the instructions was left out: the first turn
+            # sent opens with them instead.
+            sent = start_history(sent, None, self.system_prompt(), "user")
+        return sent
 
     def _final_request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
         """The request for a last answer at a limit (the tools no longer callable).
