@@ -463,6 +463,7 @@ class GlmDialect(ToolCallTagDialect):
     thinking = GLM_THINKING
     block_reader = GlmReader
     first_chars = "^{<["  # a name: anything but what hermes and qwen3_coder read
+    reasoning_guard = first_chars  # SGLang and vLLM run a call written in reasoning
     markers = (_KEY_OPEN, _KEY_CLOSE, _VALUE_OPEN, _VALUE_CLOSE)
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:

@@ -117,6 +117,15 @@ class KimiFramingPlugin(ParsePlugin):
     name = "kimi_framing"
     start_tags = K2_FRAMING_TAGS + K3_FRAMING_TAGS
     is_framing = True
+    # vLLM's Kimi K2 reasoning parser ends reasoning at the tool-calls section; K3's
+    # tools and response channels end its think channel by the same rule.
+    ends_reasoning = "^"
+    reasoning_tags = (
+        K2_FRAMING_TAGS[0],
+        "<|tool_call_section_begin|>",
+        K3_FRAMING_TAGS[0],
+        K3_FRAMING_TAGS[2],
+    )
 
     def __init__(self) -> None:
         self._end: int | None = None

@@ -391,6 +391,8 @@ class MistralPlugin(ReaderPlugin):
 
     name = "mistral"
     start_tags: tuple[str, ...] = (TOOL_CALLS,)
+    # vLLM's Mistral parser: "[TOOL_CALLS] directly from reasoning implicitly ends it".
+    ends_reasoning = "^`"
     end_tag = ""
     next_chars = "^`"
     reader = MistralReader
