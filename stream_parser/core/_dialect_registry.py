@@ -259,6 +259,11 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
         ),
     ),
     "gpt_oss": ("gpt_oss", _patterns((1900, r"gpt~oss", None, False))),
+    # The model opens <seed:think> itself (the generation prompt is "assistant\n").
+    "seed_oss": (
+        "seed_oss",
+        _patterns((1950, r"seed~oss", ("<seed:think>", "</seed:think>"), False)),
+    ),
     "qwen3_coder": (
         "qwen3_coder",
         _patterns(

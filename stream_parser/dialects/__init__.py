@@ -156,6 +156,7 @@ _LAZY = {
     "LlamaDialect": "llama",
     "MistralDialect": "mistral",
     "Qwen3CoderDialect": "qwen3_coder",
+    "SeedOssDialect": "seed_oss",
 }
 
 

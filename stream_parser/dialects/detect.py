@@ -29,6 +29,7 @@ model name contains                    dialect          reasoning              p
 ``deepseek-r1`` (and its distills)     ``deepseek``     ``<think>…</think>``   yes
 ``deepseek-v3``, ``deepseek`` …        ``deepseek``     ``<think>…</think>``   no
 ``gpt-oss``                            ``gpt_oss``      (harmony channels)     no
+``seed-oss``                           ``seed_oss``     ``<seed:think>…``      no
 ``qwen3-coder``                        ``qwen3_coder``  none                   no
 ``qwen3.5`` … ``qwen3.9``              ``qwen3_coder``  ``<think>…</think>``   no
 ``qwen3…thinking``                     ``hermes``       ``<think>…</think>``   yes

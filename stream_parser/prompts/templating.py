@@ -58,6 +58,7 @@ TEMPLATE_NAMES: Final = (
     "parse_error",
     "qwen3_coder_instructions",
     "returns_line",
+    "seed_oss_instructions",
     "tool_heading",
     "tools_heading",
     "user_prompt",

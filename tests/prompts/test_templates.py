@@ -17,6 +17,7 @@ JINJA = "{{ 7 * 7 }} {% if true %}x{% endif %}"
 VARIABLES: dict[str, dict[str, Any]] = {
     "call_rules": {},
     "gemma4_instructions": {},
+    "seed_oss_instructions": {},
     "glm_instructions": {},
     "gpt_oss_instructions": {},
     "hermes_instructions": {},

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from pydantic_core import to_jsonable_python
 
-__all__ = ["format_pythonic_call", "parse_pythonic_call"]
+__all__ = ["format_pythonic_call", "literal_value", "parse_pythonic_call"]
 
 _MAX_DEPTH: Final = 64  # nesting of a pythonic argument value
 _JSON_NAMES: Final[Mapping[str, object]] = {"true": True, "false": False, "null": None}
@@ -49,6 +49,28 @@ def parse_pythonic_call(text: str) -> tuple[str, dict[str, Any]] | str:
         except (ValueError, RecursionError) as exc:
             return f"gives {keyword.arg!r} a value that is not a literal ({exc})"
     return node.func.id, arguments
+
+
+def literal_value(text: str) -> Any:
+    """A Python literal's value (``True``, ``['a', 'b']``, ``None``), read by ``ast``.
+
+    The same literals a pythonic call's values may be; nothing is evaluated.
+
+    Raises:
+        ValueError: the text is not one such literal.
+
+    Example:
+        >>> literal_value("{'a': [True, None], 'b': -1.5}")
+        {'a': [True, None], 'b': -1.5}
+    """
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        raise ValueError(f"not a Python literal ({type(exc).__name__})") from None
+    try:
+        return _literal(node, 0)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
 def _literal(node: ast.expr, depth: int) -> Any:
