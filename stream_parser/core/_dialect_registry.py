@@ -259,6 +259,9 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
         ),
     ),
     "gpt_oss": ("gpt_oss", _patterns((1900, r"gpt~oss", None, False))),
+    # M2, M2.1 and M2.5 (whose repository keeps M2's syntax): the template ends the
+    # prompt with "<think>\n".  M1 writes another form; M3 is not read yet.
+    "minimax_m2": ("minimax_m2", _patterns((1960, r"minimax~m2(?![0-9])", _THINK, True))),
     # The model opens <seed:think> itself (the generation prompt is "assistant\n").
     "seed_oss": (
         "seed_oss",

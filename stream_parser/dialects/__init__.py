@@ -154,6 +154,7 @@ _LAZY = {
     "HermesDialect": "hermes",
     "KimiDialect": "kimi",
     "LlamaDialect": "llama",
+    "MiniMaxDialect": "minimax_m2",
     "MistralDialect": "mistral",
     "Qwen3CoderDialect": "qwen3_coder",
     "SeedOssDialect": "seed_oss",

@@ -56,6 +56,24 @@ def reply(
     return full[len(prompt) :]
 
 
+def message(
+    template: Path,
+    messages: list[dict[str, Any]],
+    assistant: dict[str, Any],
+    opener: str,
+    **options: Any,
+) -> str:
+    """The assistant's message as the template renders it, after its last ``opener``.
+
+    For a reply whose generation prompt the template writes differently from the
+    history (a server's ``</think>`` when thinking is off, say): the message's text
+    after the template's own role marker.
+    """
+    compiled = environment().from_string(template.read_text(encoding="utf-8"))
+    full = compiled.render(messages=[*messages, assistant], add_generation_prompt=False, **options)
+    return full[full.rindex(opener) + len(opener) :]
+
+
 def tool_call(name: str, arguments: dict[str, Any], index: int = 0) -> dict[str, Any]:
     """One OpenAI-style tool call of an assistant message."""
     return {

@@ -54,6 +54,8 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "deepseek-r1:8b": ("deepseek", THINK, True),
     "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B": ("deepseek", THINK, True),
     "deepseek-ai/DeepSeek-R1-Distill-Llama-8B": ("deepseek", THINK, True),
+    "MiniMaxAI/MiniMax-M2": ("minimax_m2", THINK, True),
+    "MiniMaxAI/MiniMax-M2.5": ("minimax_m2", THINK, True),
     "ByteDance-Seed/Seed-OSS-36B-Instruct": ("seed_oss", SEED_THINK, False),
     "hf.co/unsloth/Seed-OSS-36B-Instruct-GGUF:Q4_K_M": ("seed_oss", SEED_THINK, False),
     "google/gemma-4-27b-it": ("gemma4", ("<|channel>thought", "<channel|>"), False),

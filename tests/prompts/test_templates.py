@@ -18,6 +18,7 @@ VARIABLES: dict[str, dict[str, Any]] = {
     "call_rules": {},
     "gemma4_instructions": {},
     "seed_oss_instructions": {},
+    "minimax_m2_instructions": {},
     "glm_instructions": {},
     "gpt_oss_instructions": {},
     "hermes_instructions": {},
