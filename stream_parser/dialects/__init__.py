@@ -156,6 +156,7 @@ _LAZY = {
     "LlamaDialect": "llama",
     "MiniMaxDialect": "minimax_m2",
     "MistralDialect": "mistral",
+    "PythonicDialect": "pythonic",
     "Qwen3CoderDialect": "qwen3_coder",
     "SeedOssDialect": "seed_oss",
 }

@@ -57,6 +57,7 @@ TEMPLATE_NAMES: Final = (
     "observation",
     "parameters_block",
     "parse_error",
+    "pythonic_instructions",
     "qwen3_coder_instructions",
     "returns_line",
     "seed_oss_instructions",

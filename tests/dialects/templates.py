@@ -6,7 +6,8 @@ through :func:`reply`: the conversation rendered with the assistant's message, m
 the same conversation rendered with the generation prompt, is exactly the text the model
 writes for that message.  The environment is the one Hugging Face's
 ``apply_chat_template`` renders in (sandboxed, ``trim_blocks``, ``lstrip_blocks``, the
-loop controls, ``tojson`` with its keyword arguments, ``raise_exception``).
+loop controls, ``{% generation %}``, ``tojson`` with its keyword arguments,
+``raise_exception``).
 
 ``python -m tests.fixtures.dialects.<name>.render`` writes the family's ``cases.json``;
 ``tests/dialects/test_rendered_fixtures.py`` checks that each file is what its script
@@ -20,7 +21,21 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2 import nodes
+from jinja2.ext import Extension
+from jinja2.parser import Parser
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+
+class _Generation(Extension):
+    """``{% generation %}…{% endgeneration %}``: marks the assistant's tokens; renders its body."""
+
+    tags = {"generation"}  # noqa: RUF012 - jinja2's own attribute
+
+    def parse(self, parser: Parser) -> nodes.Node:
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return nodes.Scope(body, lineno=lineno)
 
 
 def _raise(message: str) -> None:
@@ -34,7 +49,7 @@ def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None, *
 def environment() -> ImmutableSandboxedEnvironment:
     """The environment chat templates are rendered in by ``transformers``."""
     env = ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"]
+        trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols", _Generation]
     )
     env.filters["tojson"] = _tojson
     env.globals["raise_exception"] = _raise

@@ -1,12 +1,20 @@
 r"""Llama's pythonic calls: ``[name(param=value, ...)]``, read and written.
 
 :func:`parse_pythonic_call` reads one call once its text is whole (Python literals
-only, by ``ast``: nothing is evaluated); :func:`format_pythonic_call` writes one.
+only, by ``ast``: nothing is evaluated); :func:`format_pythonic_call` writes one.  The
+``llama`` and ``pythonic`` dialects share them.  Models write what Python does not
+parse, and a call is read as they meant it: a raw line break inside a string
+(``command='cat > f.py << EOF\n…'``) is the character, a parameter named with a Python
+keyword (``memory_get(from=1)``) is that name, and a JSON call object
+(``{"name": …, "arguments": {…}}``, which LFM2's lists and Llama 4 write at times) is
+that call.
 """
 
 from __future__ import annotations
 
 import ast
+import json
+import keyword
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -30,25 +38,111 @@ def parse_pythonic_call(text: str) -> tuple[str, dict[str, Any]] | str:
         >>> parse_pythonic_call("search(__import__('os'))")
         'passes positional arguments'
     """
+    text = text.strip()
+    if text.startswith("{"):
+        return _json_call(text)
+    renamed: dict[str, str] = {}
     try:
-        node = ast.parse(text.strip(), mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError as exc:
+        # What a model writes that Python does not parse: retried once, repaired.
+        repaired, renamed = _repair(text)
+        try:
+            node = ast.parse(repaired, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            return f"is not a Python call ({type(exc).__name__})"
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
         return f"is not a Python call ({type(exc).__name__})"
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
         return "is not a call of a tool name"
     if node.args:
         return "passes positional arguments"
     arguments: dict[str, Any] = {}
-    for keyword in node.keywords:
-        if keyword.arg is None:
+    for argument in node.keywords:
+        if argument.arg is None:
             return "unpacks arguments with **"
-        if keyword.arg in arguments:
-            return f"gives {keyword.arg!r} twice"
+        name = renamed.get(argument.arg, argument.arg)
+        if name in arguments:
+            return f"gives {name!r} twice"
         try:
-            arguments[keyword.arg] = _literal(keyword.value, 0)
+            arguments[name] = _literal(argument.value, 0)
         except (ValueError, RecursionError) as exc:
-            return f"gives {keyword.arg!r} a value that is not a literal ({exc})"
+            return f"gives {name!r} a value that is not a literal ({exc})"
     return node.func.id, arguments
+
+
+def _json_call(text: str) -> tuple[str, dict[str, Any]] | str:
+    """A JSON call object ``{"name": …, "arguments": {…}}`` (or ``"parameters"``)."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        try:
+            value = literal_value(text)
+        except ValueError:
+            return "is neither a Python call nor a JSON call object"
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        return "is a JSON object without a tool name"
+    arguments = value.get("arguments", value.get("parameters", {}))
+    if isinstance(arguments, str):  # arguments given as a JSON string
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return "gives arguments that are not a JSON object"
+    if not isinstance(arguments, dict):
+        return "gives arguments that are not an object"
+    return value["name"], arguments
+
+
+def _repair(text: str) -> tuple[str, dict[str, str]]:
+    """``text`` with raw line breaks in strings escaped and keyword names renamed.
+
+    A single-quoted or double-quoted string cannot hold a raw line break in Python,
+    and a keyword cannot name an argument; models write both.  One pass outside and
+    inside strings (a backslash escapes the next character); returns the repaired text
+    and the new names -> the names written.
+    """
+    out: list[str] = []
+    renamed: dict[str, str] = {}
+    quote = ""
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\" and i + 1 < n:
+                out.append(text[i : i + 2])
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+            out.append({"\n": "\\n", "\r": "\\r"}.get(c, c))
+            i += 1
+            continue
+        if c in "\"'":
+            if text.startswith(c * 3, i):  # a triple-quoted string may hold line breaks
+                end = text.find(c * 3, i + 3)
+                end = n if end < 0 else end + 3
+                out.append(text[i:end])
+                i = end
+                continue
+            quote = c
+        elif c.isalpha() or c == "_":
+            j = i
+            while j < n and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            word = text[i:j]
+            k = j
+            while k < n and text[k] in " \t":
+                k += 1
+            if keyword.iskeyword(word) and text.startswith("=", k) and not text.startswith("==", k):
+                new = f"_kw_{word}_"
+                renamed[new] = word
+                word = new
+            out.append(word)
+            i = j
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out), renamed
 
 
 def literal_value(text: str) -> Any:
