@@ -148,16 +148,23 @@ def test_format_call_round_trips_any_value(args: dict[str, Any]) -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(query=_TEXT, tags=st.lists(_TEXT, max_size=3), max_results=st.integers())
+@given(query=_TEXT, tags=st.lists(_TEXT, max_size=3), max_results=st.integers(), data=st.data())
 def test_format_call_round_trips_through_the_parser(
-    query: str, tags: list[str], max_results: int
+    query: str, tags: list[str], max_results: int, data: st.DataObject
 ) -> None:
     args = {"query": query, "tags": tags, "max_results": max_results}
-    events = _events("pythonic", "Looking.\n" + PYTHONIC.format_call("search", args))
-    calls = [
-        (e.tool_name, e.tool_instance.model_dump()) for e in events if isinstance(e, ToolCallEvent)
-    ]
-    assert calls == [("search", args)]
+    text = "Looking.\n" + PYTHONIC.format_call("search", args)
+    cut = data.draw(st.integers(min_value=0, max_value=len(text)))
+    # Whole, one character at a time (every string's escapes cut), and split in two.
+    for pieces in ([text], list(text), [text[:cut], text[cut:]]):
+        parser = StreamToolParser(FIXTURE_TOOLS, config=ParserConfig(dialect="pythonic"))
+        events = [e for piece in pieces for e in parser.feed(piece)] + parser.close()
+        calls = [
+            (e.tool_name, e.tool_instance.model_dump())
+            for e in events
+            if isinstance(e, ToolCallEvent)
+        ]
+        assert calls == [("search", args)]
 
 
 def test_every_python_keyword_names_a_parameter() -> None:

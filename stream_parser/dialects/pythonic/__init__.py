@@ -33,18 +33,20 @@ behind a pythonic template the same way.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from ...core.kit import ParsePlugin, ThinkingFormat, register
+from ...core.events import ParseEvent
+from ...core.kit import CallContext, FastData, ParsePlugin, ThinkingFormat, register
 from .._base import Dialect
 from ..llama import LlamaEndMarkers, LlamaTaggedPlugin
 from ..llama.pythonic import format_pythonic_call
-from ..llama.reader import CALL_TAGS, LlamaPlugin
+from ..llama.reader import _LIST, CALL_TAGS, LlamaPlugin
 from .function_calls import CALLS_END, CALLS_START, FunctionCallsPlugin, FunctionCallsReader
 
 if TYPE_CHECKING:
-    from ...core.events import ParseEvent, Span
+    from ...core.events import Span
 
 __all__ = [
     "CALLS_END",
@@ -68,7 +70,53 @@ PYTHONIC_THINKING: Final = ThinkingFormat((("<think>", "</think>"),), bare_close
 """``<think>…</think>``: written whole by LFM2.5, opened by OLMo 3 Think's template."""
 
 
-class ToolCallStartPlugin(LlamaTaggedPlugin):
+_STRING_MARKS: Final = {"'": re.compile(r"['\\]"), '"': re.compile(r'["\\]')}
+
+
+class _StringFastPath(LlamaPlugin):
+    """The fast path of a list's string values: a chunk that does not end the string.
+
+    Such a chunk is all string: the llama reader would take it whole and stream it as
+    the open keyword value's delta, which is what :meth:`_in_string` does, without the
+    reader's loop, following the string's escapes (a backslash escapes the next
+    character, in this chunk or the next).  A chunk that ends the string, and anything
+    outside strings, goes the usual way.
+    """
+
+    _call: CallContext | None = None  # the announced call whose value streams here
+
+    def fast_path(self) -> FastData | None:
+        if self._mode != _LIST or not self._quote:
+            return super().fast_path()
+        return None, self._in_string, False
+
+    def _in_string(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        marks = _STRING_MARKS[self._quote]
+        n = len(data)
+        # A backslash that ended the last chunk escapes this chunk's first character.
+        pos, escaped = (1, False) if self._escaped else (0, False)
+        while pos < n:
+            m = marks.search(data, pos)
+            if m is None:
+                break
+            k = m.start()
+            if data[k] != "\\":
+                return False  # the string ends in this chunk: the reader decides
+            if k + 1 == n:
+                escaped = True
+                break
+            pos = k + 2
+        self._escaped = escaped
+        index = self._elem_index
+        if self._param and index is not None and self.context.config.emit_deltas:
+            call = self._call
+            if call is None or call.call_index != index:
+                call = self._call = CallContext(self.context, index)
+            out.append(call.param_delta(self._elem_tool, self._param, data, (start, start + n)))
+        return True
+
+
+class ToolCallStartPlugin(_StringFastPath, LlamaTaggedPlugin):
     """LFM2's ``<|tool_call_start|>`` and the list of calls after it, wherever it comes."""
 
     name = "pythonic_tool_call_start"
@@ -79,7 +127,7 @@ class ToolCallStartPlugin(LlamaTaggedPlugin):
         return super().on_start(CALL_TAGS[0], span)
 
 
-class PythonicListPlugin(LlamaPlugin):
+class PythonicListPlugin(_StringFastPath):
     """A list of calls that opens the reply, its markers dropped by the server."""
 
     name = "pythonic_list"
