@@ -42,10 +42,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..core.kit import (
     QWEN3_FRAMING,
+    FastData,
     ParsePlugin,
     PluginBlock,
     PluginContext,
     ThinkingFormat,
+    ValueRun,
     register,
     tag_stop,
 )
@@ -55,7 +57,7 @@ from .deepseek.section import _SectionPlugin, _SectionReader
 from .llama import LlamaEndMarkers
 
 if TYPE_CHECKING:
-    from ..core.events import ParseEvent
+    from ..core.events import ParseEvent, Span
     from .deepseek.section import _Call
 
 __all__ = [
@@ -125,6 +127,32 @@ class MiniMaxReader(DsmlReader):
 
     def __init__(self, context: PluginContext) -> None:
         super().__init__(context, MINIMAX_MARKUP)
+        # The open value, which the core streams itself while a chunk holds no "<".
+        self._value = ValueRun("<")
+
+    def _open_param(self, name: str, string: str, span: Span, out: list[ParseEvent]) -> None:
+        super()._open_param(name, string, span, out)
+        call = self.current
+        if call is not None:
+            self._value.open(call.name or "", name, call.call.call_index, span[1])
+
+    def fast_path(self) -> FastData | None:
+        """The DSML reader's fast path; a chunk without ``<`` is streamed by the core."""
+        fast = super().fast_path()
+        call = self.current
+        self._value.armed = (
+            fast is not None and self._param_known and call is not None and call.announced
+        )
+        return fast
+
+    def value_run(self) -> ValueRun | None:
+        """The open value (armed by :meth:`fast_path`)."""
+        return self._value
+
+    def _end_value(self) -> None:
+        # The core moved the run's end for the chunks it streamed.
+        self._value_to = max(self._value_to, self._value.end)
+        super()._end_value()
 
     def _build(self, call: _Call, tile: PluginBlock) -> list[ParseEvent]:
         """The call's values, by their fields' types: a string as written, else JSON."""

@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from ...core.events import ParseEvent
-from ...core.kit import CallContext, FastData, ParsePlugin, ThinkingFormat, register
+from ...core.kit import CallContext, FastData, ParsePlugin, ThinkingFormat, ValueRun, register
 from .._base import Dialect
 from ..llama import LlamaEndMarkers, LlamaTaggedPlugin
 from ..llama.pythonic import format_pythonic_call
@@ -71,24 +71,49 @@ PYTHONIC_THINKING: Final = ThinkingFormat((("<think>", "</think>"),), bare_close
 
 
 _STRING_MARKS: Final = {"'": re.compile(r"['\\]"), '"': re.compile(r'["\\]')}
+_TRAILING_BACKSLASH: Final = re.compile(r"\\\Z")
 
 
 class _StringFastPath(LlamaPlugin):
     """The fast path of a list's string values: a chunk that does not end the string.
 
     Such a chunk is all string: the llama reader would take it whole and stream it as
-    the open keyword value's delta, which is what :meth:`_in_string` does, without the
-    reader's loop, following the string's escapes (a backslash escapes the next
-    character, in this chunk or the next).  A chunk that ends the string, and anything
-    outside strings, goes the usual way.
+    the open keyword value's delta.  A chunk that ends with a backslash goes the usual
+    way (the reader keeps the escape it begins); one that holds the string's quote
+    comes to :meth:`_in_string`, which follows the escapes (a backslash escapes the next
+    character) and leaves a chunk that ends the string to the reader; the core streams
+    any other chunk of an announced call's value itself (the :class:`ValueRun`, armed
+    while no escape is pending).
     """
 
-    _call: CallContext | None = None  # the announced call whose value streams here
+    def __init__(self) -> None:
+        super().__init__()
+        self._string_run = ValueRun()
+        self._call: CallContext | None = None  # the announced call whose value streams
 
     def fast_path(self) -> FastData | None:
+        """Inside a string of the list: its quote needs the reader, nothing else does."""
         if self._mode != _LIST or not self._quote:
             return super().fast_path()
-        return None, self._in_string, False
+        self._arm()
+        return _TRAILING_BACKSLASH, self._in_string, False
+
+    def value_run(self) -> ValueRun | None:
+        """The open string value, streamed by the core while it is armed."""
+        if self._mode != _LIST or not self._quote:
+            return super().value_run()
+        return self._string_run
+
+    def _arm(self) -> None:
+        run = self._string_run
+        index = self._elem_index
+        if self._param and index is not None and not self._escaped:
+            if not run.armed or run.call_index != index or run.param != self._param:
+                run.open(self._elem_tool, self._param, index, 0)
+                run.armed = True
+            run.stop = self._quote  # a chunk without it (nor a last backslash) is value
+        else:
+            run.armed = False
 
     def _in_string(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         marks = _STRING_MARKS[self._quote]
@@ -113,6 +138,7 @@ class _StringFastPath(LlamaPlugin):
             if call is None or call.call_index != index:
                 call = self._call = CallContext(self.context, index)
             out.append(call.param_delta(self._elem_tool, self._param, data, (start, start + n)))
+        self._arm()
         return True
 
 
