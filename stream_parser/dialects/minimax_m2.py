@@ -46,6 +46,7 @@ from ..core.kit import (
     ParsePlugin,
     PluginBlock,
     PluginContext,
+    Reader,
     ThinkingFormat,
     ValueRun,
     register,
@@ -77,6 +78,7 @@ CALL_END: Final = "</minimax:tool_call>"
 END_OF_MESSAGE: Final = "[e~["
 
 _PARAM_CLOSE: Final = "</parameter>"
+_CLOSE_WHOLE: Final = re.compile(re.escape(_PARAM_CLOSE))
 _QUOTED: Final = r"""(?:"[^"<>\n]*"|'[^'<>\n]*'|[^\s"'<>/]+)"""
 _ATTRIBUTE: Final = re.compile(r"""(\w+)\s*=\s*(?:"([^"<>\n]*)"|'([^'<>\n]*)'|([^\s"'<>/]+))""")
 
@@ -137,13 +139,30 @@ class MiniMaxReader(DsmlReader):
             self._value.open(call.name or "", name, call.call.call_index, span[1])
 
     def fast_path(self) -> FastData | None:
-        """The DSML reader's fast path; a chunk without ``<`` is streamed by the core."""
+        """In a value, only a whole ``</parameter>`` needs the reader.
+
+        A chunk without ``<`` is streamed by the core; :meth:`_take_chunk` takes any
+        other one, holding a ``</parameter>`` cut by its end as the reader would.
+        """
         fast = super().fast_path()
         call = self.current
         self._value.armed = (
             fast is not None and self._param_known and call is not None and call.announced
         )
-        return fast
+        return None if fast is None else (_CLOSE_WHOLE, self._take_chunk, True)
+
+    def _take_chunk(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """A value's chunk without a whole ``</parameter>``: value, but a cut close."""
+        if self._hold:
+            return False  # a cut close held before it: the reader reads them together
+        cut = Reader.cut_marker(data, 0, _PARAM_CLOSE)
+        self._take(data, 0, len(data) - cut, start, out)
+        if cut:
+            # The next piece, read with these characters, says whether they close it.
+            self._hold = data[-cut:]
+            self._hold_start = start + len(data) - cut
+            self._value.armed = False
+        return True
 
     def value_run(self) -> ValueRun | None:
         """The open value (armed by :meth:`fast_path`)."""
