@@ -127,7 +127,7 @@ def test_usage_instructions_show_the_format() -> None:
         text = get_dialect("pythonic").usage_instructions(
             "read_file", {"path": "a.py"}, language=language
         )
-        assert "<|tool_call_start|>[read_file(path='a.py')]<|tool_call_end|>" in text
+        assert '<|tool_call_start|>[read_file(path="a.py")]<|tool_call_end|>' in text
         assert "<|tool_call_start|>" in text.split("\n\n")[0]
 
 

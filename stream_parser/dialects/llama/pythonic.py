@@ -202,26 +202,42 @@ def _literal(node: ast.expr, depth: int) -> Any:
     raise ValueError(type(node).__name__)
 
 
-def _python_literal(value: Any) -> str:
+def _python_literal(value: Any, double_quoted: bool = False) -> str:
     """A JSON-able value as Python source: what :func:`_literal` reads back."""
     if isinstance(value, dict):
-        items = ", ".join(f"{_python_literal(k)}: {_python_literal(v)}" for k, v in value.items())
+        items = ", ".join(
+            f"{_python_literal(k, double_quoted)}: {_python_literal(v, double_quoted)}"
+            for k, v in value.items()
+        )
         return "{" + items + "}"
     if isinstance(value, list):
-        return "[" + ", ".join(_python_literal(v) for v in value) + "]"
+        return "[" + ", ".join(_python_literal(v, double_quoted) for v in value) + "]"
+    if double_quoted and isinstance(value, str):
+        # JSON's escapes are Python's too; a lone surrogate cannot be written as itself.
+        lone = any("\ud800" <= c <= "\udfff" for c in value) if not value.isascii() else False
+        return json.dumps(value, ensure_ascii=lone)
     return repr(value)  # str, int, float, bool, None
 
 
-def format_pythonic_call(calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+def format_pythonic_call(
+    calls: Sequence[tuple[str, Mapping[str, Any]]], *, double_quoted: bool = False
+) -> str:
     """Write calls as a Llama 4 pythonic list, ``[f(a=1), g(b='x')]``.
+
+    ``double_quoted``: strings in double quotes with JSON's escapes (also Python's),
+    which a reader follows as a JSON string; else as ``repr`` writes them.
 
     Example:
         >>> print(format_pythonic_call([("search", {"query": "x", "max_results": 3})]))
         [search(query='x', max_results=3)]
+        >>> print(format_pythonic_call([("search", {"query": "it's"})], double_quoted=True))
+        [search(query="it's")]
     """
     written = []
     for name, args in calls:
         values = to_jsonable_python(dict(args))
-        params = ", ".join(f"{key}={_python_literal(value)}" for key, value in values.items())
+        params = ", ".join(
+            f"{key}={_python_literal(value, double_quoted)}" for key, value in values.items()
+        )
         written.append(f"{name}({params})")
     return "[" + ", ".join(written) + "]"

@@ -38,7 +38,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from ...core.events import ParseEvent
-from ...core.kit import CallContext, FastData, ParsePlugin, ThinkingFormat, ValueRun, register
+from ...core.kit import (
+    CallContext,
+    FastData,
+    JsonScanner,
+    ParsePlugin,
+    ThinkingFormat,
+    ValueRun,
+    register,
+)
 from .._base import Dialect
 from ..llama import LlamaEndMarkers, LlamaTaggedPlugin
 from ..llama.pythonic import format_pythonic_call
@@ -78,12 +86,13 @@ class _StringFastPath(LlamaPlugin):
     """The fast path of a list's string values: a chunk that does not end the string.
 
     Such a chunk is all string: the llama reader would take it whole and stream it as
-    the open keyword value's delta.  A chunk that ends with a backslash goes the usual
-    way (the reader keeps the escape it begins); one that holds the string's quote
-    comes to :meth:`_in_string`, which follows the escapes (a backslash escapes the next
-    character) and leaves a chunk that ends the string to the reader; the core streams
-    any other chunk of an announced call's value itself (the :class:`ValueRun`, armed
-    while no escape is pending).
+    the open keyword value's delta.  :meth:`_in_string` takes such chunks, following the
+    escapes (a backslash escapes the next character, in this chunk or the next), and
+    leaves a chunk that ends the string to the reader.  The core streams most chunks of
+    an announced call's value itself (a :class:`ValueRun`): in a double-quoted string,
+    whose escapes are JSON's, every chunk a JSON scanner inside that string takes whole
+    (``JsonScanner.skip``); in a single-quoted one, a chunk without the quote and not
+    ending with a backslash (that chunk goes the usual way, which keeps the escape).
     """
 
     def __init__(self) -> None:
@@ -92,11 +101,12 @@ class _StringFastPath(LlamaPlugin):
         self._call: CallContext | None = None  # the announced call whose value streams
 
     def fast_path(self) -> FastData | None:
-        """Inside a string of the list: its quote needs the reader, nothing else does."""
+        """Inside a string of the list: only what may end it needs the reader."""
         if self._mode != _LIST or not self._quote:
             return super().fast_path()
         self._arm()
-        return _TRAILING_BACKSLASH, self._in_string, False
+        pattern = None if self._string_run.scanner is not None else _TRAILING_BACKSLASH
+        return pattern, self._in_string, False
 
     def value_run(self) -> ValueRun | None:
         """The open string value, streamed by the core while it is armed."""
@@ -105,17 +115,30 @@ class _StringFastPath(LlamaPlugin):
         return self._string_run
 
     def _arm(self) -> None:
+        """Arm the run for the open string, as the reader stands now."""
         run = self._string_run
         index = self._elem_index
-        if self._param and index is not None and not self._escaped:
-            if not run.armed or run.call_index != index or run.param != self._param:
-                run.open(self._elem_tool, self._param, index, 0)
-                run.armed = True
-            run.stop = self._quote  # a chunk without it (nor a last backslash) is value
+        run.armed = False
+        run.scanner = None
+        if not self._param or index is None:
+            return
+        run.open(self._elem_tool, self._param, index, 0)
+        if self._quote == '"':
+            scanner = JsonScanner(keep_text=False)
+            scanner.feed('"\\' if self._escaped else '"')
+            run.scanner, run.stop = scanner, ""
+        elif self._escaped:
+            return  # the next character is escaped: the reader's function takes it
         else:
-            run.armed = False
+            run.stop = self._quote
+        run.armed = True
 
     def _in_string(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        run = self._string_run
+        if run.armed and run.scanner is not None:
+            # The scanner took the chunks since the run was armed; this one it did not.
+            self._escaped = run.scanner.escape_pending
+            run.armed = False
         marks = _STRING_MARKS[self._quote]
         n = len(data)
         # A backslash that ended the last chunk escapes this chunk's first character.
@@ -172,7 +195,7 @@ class PythonicDialect(Dialect):
 
     Example:
         >>> print(PythonicDialect().format_call("search", {"query": "a b", "max_results": 3}))
-        <|tool_call_start|>[search(query='a b', max_results=3)]<|tool_call_end|>
+        <|tool_call_start|>[search(query="a b", max_results=3)]<|tool_call_end|>
     """
 
     name = "pythonic"
@@ -193,9 +216,12 @@ class PythonicDialect(Dialect):
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write the call as LFM2's template renders one: a one-call list in its tokens.
 
-        Values are Python literals (strings by ``repr``, so any text reads back).
+        Values are Python literals; strings in double quotes with JSON's escapes (Python's
+        too), so any text reads back and a reader follows a long one as a JSON string.
         """
-        return f"{CALL_START}{format_pythonic_call([(tool_name, args)])}{CALL_END}"
+        return (
+            f"{CALL_START}{format_pythonic_call([(tool_name, args)], double_quoted=True)}{CALL_END}"
+        )
 
     def _instructions(self) -> str:
         return "pythonic_instructions"
