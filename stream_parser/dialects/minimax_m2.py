@@ -46,7 +46,6 @@ from ..core.kit import (
     ParsePlugin,
     PluginBlock,
     PluginContext,
-    Reader,
     ThinkingFormat,
     ValueRun,
     register,
@@ -155,12 +154,15 @@ class MiniMaxReader(DsmlReader):
         """A value's chunk without a whole ``</parameter>``: value, but a cut close."""
         if self._hold:
             return False  # a cut close held before it: the reader reads them together
-        cut = Reader.cut_marker(data, 0, _PARAM_CLOSE)
-        self._take(data, 0, len(data) - cut, start, out)
+        # A cut close begins at the chunk's last "<" (the tag holds no other one).
+        n = len(data)
+        i = data.rfind("<", max(n - len(_PARAM_CLOSE) + 1, 0))
+        cut = n - i if i >= 0 and _PARAM_CLOSE.startswith(data[i:]) else 0
+        self._take(data, 0, n - cut, start, out)
         if cut:
             # The next piece, read with these characters, says whether they close it.
             self._hold = data[-cut:]
-            self._hold_start = start + len(data) - cut
+            self._hold_start = start + n - cut
             self._value.armed = False
         return True
 
