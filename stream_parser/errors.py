@@ -12,7 +12,8 @@ errors, that is mistakes in how the library is called or configured::
     ├── StrictModeError               a parse error while ParserConfig(strict=True)
     ├── ToolError                     a tool definition or call is misused by the caller
     ├── LLMFunctionError              a typed LLM function got no valid answer
-    │   ├── AnswerValidationError     the answers did not fit the return type, re-asks spent
+    │   ├── AnswerValidationError (ValueError)
+    │   │                             the answers did not fit the return type, re-asks spent
     │   └── RunLimitError             the run ended on a limit before an answer
     └── InternalError (AssertionError)
                                       a bug in stream_parser itself; please report it
@@ -75,8 +76,11 @@ class LLMFunctionError(StreamParserError):
     """A typed LLM function (``@llm_function``) could not produce a value of its type."""
 
 
-class AnswerValidationError(LLMFunctionError):
+class AnswerValidationError(LLMFunctionError, ValueError):
     """Every answer failed to fit the return type, and the re-asks are spent.
+
+    It is also a ``ValueError`` (a value of the return type could not be made), so code
+    that catches ``ValueError`` around a typed call catches it too.
 
     Attributes:
         answer: the last answer, exactly as the model wrote it.

@@ -11,16 +11,18 @@ How the text is read depends on what the annotation is (see ``docs/answers.md`` 
 full table):
 
 * ``str`` (or no annotation): the text as written, not even stripped.  ``None``: None.
+* An empty (or whitespace-only) answer is no answer, for every type but ``None``: it
+  raises :class:`InvalidAnswer` with ``empty`` set, and the decorator asks again.
 * Scalars (``int``, ``float``, ``bool``, ``Literal``, ``Enum``, ``Decimal``,
   ``datetime``...): surrounding whitespace, a Markdown fence, a ``<result>`` element and
   JSON quotes are peeled off, then Pydantic's lax mode converts the string.
 * Structured values (lists, tuples, sets, dicts, models, TypedDicts, dataclasses and
   ``Optional`` of them): candidates are looked for in turn -- the whole answer as JSON,
   each fenced block, a ``<result>`` element read by the lenient XML reader
-  (:mod:`stream_parser.schema.answer_xml`), JSON embedded in prose -- and the first that
-  validates is the value.  The scan for embedded JSON tries a bounded number of
-  positions, and skips past each value it decodes, so prose of any length costs a
-  bounded number of decode attempts.
+  (:mod:`stream_parser.schema.answer_xml`), for a Pydantic model an element named after
+  it (``<Person>``), JSON embedded in prose -- and the first that validates is the value.
+  The scan for embedded JSON tries a bounded number of positions, and skips past each
+  value it decodes, so prose of any length costs a bounded number of decode attempts.
 * Other unions: JSON first, then the ``str`` member (the whole answer), if any.
 * ``Any``: the answer decoded when the whole of it is JSON, else the text as written.
 
@@ -307,6 +309,9 @@ class AnswerReader:
         self._allows_none = any(m.kind is Kind.NONE for m in members)
         self._structured = any(m.kind in _STRUCTURED_KINDS for m in members)
         self._brackets = _brackets(info)
+        # The XML roots an answer may use: <result>, or a model's own name (<Person>).
+        models = [(m.tp.__name__, m.tp) for m in members if m.kind in (Kind.MODEL, Kind.ROOT)]
+        self._roots: tuple[tuple[str, Any], ...] = (("result", annotation), *models)
 
     def __repr__(self) -> str:
         return f"AnswerReader({self.type_label})"
@@ -321,17 +326,13 @@ class AnswerReader:
             A value of the annotation's type.
 
         Raises:
-            InvalidAnswer: the answer is empty, or holds no value of the type.
+            InvalidAnswer: the answer is empty (or only whitespace; for every type but
+                ``None``), or holds no value of the type.
         """
-        if self._verbatim:
-            return text
         if self._none:
             return None
-        if self._text:  # the text as written, under the type's own checks
-            return self._validate_or_raise(text)
         if not text.strip():
-            if self._has_str or self._any:  # the str member takes the answer as written
-                return self._validate_or_raise(text)
+            # Nothing said is no answer, whatever the type (a str too): it is asked again.
             error = {
                 "type": "answer_empty",
                 "loc": [],
@@ -341,6 +342,10 @@ class AnswerReader:
             raise InvalidAnswer(
                 describe_answer_errors(self.type_label, (error,)), (error,), empty=True
             )
+        if self._verbatim:
+            return text
+        if self._text:  # the text as written, under the type's own checks
+            return self._validate_or_raise(text)
         first: _Failure | None = None
         for candidate in self._candidates(text):
             if isinstance(candidate, _Failure):
@@ -421,10 +426,11 @@ class AnswerReader:
                         },
                     )
                 )
-        if "<result" in text:
-            element = find_element(text)
-            if element is not None:
-                yield element_value(element, self.annotation)
+        for tag, annotation in self._roots:
+            if f"<{tag}" in text:
+                element = find_element(text, tag)
+                if element is not None:
+                    yield element_value(element, annotation)
         yield from self._embedded(text)
 
     def _scalar_candidates(self, text: str) -> Iterator[Any]:

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import contextvars
 import dataclasses
+import difflib
 import inspect
 import json
 import logging
@@ -42,7 +43,7 @@ from typing import Any, Final, TypeVar
 from ..agent import FunctionCallAgent, ReActAgent
 from ..agent._sync import iterate_sync
 from ..agent.loop import AgentLoop
-from ..agent.options import AgentConfig, Approver, Decision, Defer, agent_config
+from ..agent.options import OPTION_NAMES, AgentConfig, Approver, Decision, Defer, agent_config
 from ..core.events import ToolCallEvent
 from ..dialects import ModelDialect, get_dialect
 from ..dialects.detect import model_name_of, resolve_model_dialect
@@ -61,6 +62,7 @@ __all__ = [
     "iterate_sync",
     "new_trace_id",
     "read_function",
+    "request_options",
     "traced_context",
     "traced_iteration",
 ]
@@ -240,6 +242,9 @@ class AgentSettings:
     ) -> AgentSettings:
         """Check a decorator's arguments and the agent options it was given.
 
+        Options that are not the agents' are the model's request options
+        (:func:`request_options`): they go to every request, in ``model_options``.
+
         Raises:
             ConfigError: a model that is not a ``ChatModel``, a bad toolkit, an unknown
                 protocol, an unknown option (the closest one is named) or a bad value,
@@ -248,7 +253,9 @@ class AgentSettings:
                 known family, or of a family whose dialect is not available in this
                 version.
         """
-        config = agent_config(f"@{decorator}", options)
+        chat_model = check_model(model, decorator)
+        agent_options = request_options(f"@{decorator}", chat_model, options)
+        config = agent_config(f"@{decorator}", agent_options)
         if config.approve == "defer":
             raise ConfigError(f"@{decorator}: {_NO_PAUSE}")
         if config.system_prompt is not None:
@@ -257,7 +264,6 @@ class AgentSettings:
                 "system_prompt is not an option here"
             )
         tools = tool_registry(toolkit, decorator)
-        chat_model = check_model(model, decorator)
         protocol = check_protocol(protocol, tools, decorator)
         model_dialect = None
         if protocol == "auto":
@@ -294,6 +300,70 @@ class AgentSettings:
             return FunctionCallAgent(chat_model, self.tools, **options)
         dialect = self.model_dialect if self.model_dialect is not None else self.protocol
         return ReActAgent(chat_model, self.tools, dialect=dialect, **options)
+
+
+# How close (difflib's ratio) a keyword must be to an agent option to be taken for a
+# misspelling of it, for a model that does not declare its request options: typos
+# score 0.8 and more (max_iteration: 0.96), request options 0.74 at most (timeout and
+# tool_timeout), temperature 0.7 (templates).
+_MISSPELLED: Final = 0.8
+
+
+def request_options(owner: str, model: ChatModel, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Take a decorator's request options out of its options, into ``model_options``.
+
+    A keyword that is not an agent option is a request option of the model when the
+    model declares it in ``request_option_names`` (:class:`~stream_parser.llm.
+    OpenAIChatModel` does: the SDK's parameters, ``reply_timeout``, ``raw_output``), or,
+    for a model that declares none, when it is not a close match of an agent option
+    (which it would be misspelling).  Request options are added to ``model_options``
+    and so reach every request of the model.
+
+    Args:
+        owner: who was given the options, for the error messages (``"@llm_function"``).
+        model: the chat model.
+        options: the keyword options as given.
+
+    Returns:
+        The agent options, with the request options in ``model_options``.
+
+    Raises:
+        ConfigError: a keyword that is neither (the closest option is named), or a
+            request option also given in ``model_options``.
+    """
+    extra = [name for name in options if name not in OPTION_NAMES]
+    if not extra:
+        return dict(options)
+    declared = getattr(model, "request_option_names", None)
+    names: frozenset[str] | None = None if declared is None else frozenset(declared)
+    for name in extra:
+        if names is not None and name in names:
+            continue
+        known = sorted(OPTION_NAMES if names is None else OPTION_NAMES | names)
+        cutoff = _MISSPELLED if names is None else 0.6
+        close = difflib.get_close_matches(name, known, n=1, cutoff=cutoff)
+        if names is None and not close:
+            continue  # a request option of a model that does not list its own
+        if close:
+            hint = f"; did you mean {close[0]!r}?"
+        else:
+            hint = (
+                f" (the options: {', '.join(sorted(OPTION_NAMES))}; the model's request "
+                f"options: {', '.join(sorted(names or ()))}; a field of the server's "
+                "own goes in model_options={'extra_body': {...}})"
+            )
+        raise ConfigError(f"{owner} got an unknown option {name!r}{hint}")
+    given = options.get("model_options") or {}
+    if not isinstance(given, Mapping):
+        raise ConfigError(f"model_options must be a mapping, not {given!r}")
+    twice = [name for name in extra if name in given]
+    if twice:
+        raise ConfigError(
+            f"{owner}: {twice[0]!r} is given both as a keyword and in model_options; give it once"
+        )
+    agent = {name: value for name, value in options.items() if name in OPTION_NAMES}
+    agent["model_options"] = {**given, **{name: options[name] for name in extra}}
+    return agent
 
 
 _NO_PAUSE: Final = (

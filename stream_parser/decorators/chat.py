@@ -18,7 +18,8 @@ One call is one turn:
   parts (no user message when there are none);
 * the agents' loop runs the turn (tools included), and what it yields depends on
   ``return_mode``: ``"text"`` the visible text as it streams, ``"raw"`` the model's
-  :class:`~stream_parser.ChatDelta` items, ``"events"`` the agent's events;
+  :class:`~stream_parser.ChatDelta` items, ``"sdk"`` the ``openai`` SDK's own chunks
+  (an :class:`~stream_parser.llm.OpenAIChatModel`'s), ``"events"`` the agent's events;
 * the **last pair** is ``("", history)``: the history given, the user message and the
   assistant's reply, without the tool-call traffic.  Every pair before it carries the
   conversation as it was sent (the history and the user message).
@@ -78,10 +79,12 @@ __all__ = ["LLMChat", "ReturnMode", "llm_chat"]
 
 P = ParamSpec("P")
 
-ReturnMode: TypeAlias = Literal["text", "raw", "events"]
-"""What the chunks of an :func:`llm_chat` turn are: text, the model's deltas, or events."""
+ReturnMode: TypeAlias = Literal["text", "raw", "sdk", "events"]
+"""What the chunks of an :func:`llm_chat` turn are: text, the model's deltas, the provider
+SDK's own chunks, or events."""
 
-_RETURN_MODES: Final = ("text", "raw", "events")
+_RETURN_MODES: Final = ("text", "raw", "sdk", "events")
+_SDK_STREAM: Final = "stream_with_chunks"  # the model's method that gives the SDK chunks
 
 ChatItem: TypeAlias = tuple[Any, list[Message]]
 """One ``(chunk, history)`` pair of a chat turn."""
@@ -95,20 +98,33 @@ class _Settings:
 
 
 class _Tee:
-    """A chat model that also keeps every delta it streams (for ``return_mode="raw"``)."""
+    """A chat model that also keeps what it streams, for the raw return modes.
 
-    def __init__(self, model: ChatModel) -> None:
+    ``"raw"`` keeps every delta; ``"sdk"`` streams from the model's
+    ``stream_with_chunks`` and keeps the SDK chunks it gives (every one, those that
+    give no delta too), handing on the deltas.
+    """
+
+    def __init__(self, model: ChatModel, *, sdk: bool = False) -> None:
         self._model = model
-        self.deltas: list[ChatDelta] = []
+        self._sdk = sdk
+        self.deltas: list[Any] = []
 
     async def stream(
         self, messages: Sequence[Message], *, tools: Any = None, **options: Any
     ) -> AsyncIterator[ChatDelta]:
-        source = self._model.stream(messages, tools=tools, **options)
+        if self._sdk:
+            source = getattr(self._model, _SDK_STREAM)(messages, tools=tools, **options)
+        else:
+            source = self._model.stream(messages, tools=tools, **options)
         try:
-            async for delta in source:
-                self.deltas.append(delta)
-                yield delta
+            async for item in source:
+                if not self._sdk:
+                    self.deltas.append(item)
+                elif not isinstance(item, ChatDelta):
+                    self.deltas.append(item)  # an SDK chunk
+                    continue
+                yield item
         finally:
             aclose = getattr(source, "aclose", None)
             if aclose is not None:
@@ -160,7 +176,7 @@ class LLMChat(Generic[P]):
         turn: list[Message] = [*history]
         if content is not None:
             turn.append(UserMessage(role="user", content=content))
-        tee = _Tee(settings.run.model)
+        tee = _Tee(settings.run.model, sdk=settings.return_mode == "sdk")
         agent = settings.run.agent(instructions=None, model=tee)
         system = self._system_prompt(agent)
         run = agent.run(start_history(turn, None, system, settings.run.config.instructions_role))
@@ -211,14 +227,15 @@ class LLMChat(Generic[P]):
         async for event in run:
             if mode == "events":
                 yield event
-            elif mode == "raw":
-                # The deltas the parser has read so far: they came before this event.
+            elif mode in ("raw", "sdk"):
+                # The deltas (or chunks) the parser has read so far: they came before
+                # this event.
                 for delta in tee.deltas:
                     yield delta
                 tee.deltas.clear()
             elif isinstance(event, TextOutputEvent) and event.text:
                 yield event.text
-        if mode == "raw":
+        if mode in ("raw", "sdk"):
             for delta in tee.deltas:
                 yield delta
             tee.deltas.clear()
@@ -243,19 +260,24 @@ def llm_chat(
         stream: yield chunks as they arrive (True), or one item with the whole reply:
             the text, or the list of deltas or events (False).
         return_mode: ``"text"`` (visible text deltas, ``str``), ``"raw"`` (the model's
-            :class:`~stream_parser.ChatDelta` items) or ``"events"`` (the agent's events).
+            :class:`~stream_parser.ChatDelta` items), ``"sdk"`` (the ``openai`` SDK's
+            own ``ChatCompletionChunk`` objects, one per event the server sent, for an
+            :class:`~stream_parser.llm.OpenAIChatModel`) or ``"events"`` (the agent's
+            events).
         **options: the agent's options (:class:`~stream_parser.agent.AgentOptions`:
             ``max_iterations`` and ``max_tool_calls`` of the turn, ``language``,
             ``model_options``, ``instructions_role``, ``approve``...), all but
-            ``system_prompt`` (the docstring is the instructions).
+            ``system_prompt`` (the docstring is the instructions).  A keyword that is
+            a request option of the model (``temperature=0.2``) is added to
+            ``model_options``, as for :func:`~stream_parser.decorators.llm_function`.
 
     Returns:
         The decorator; the decorated function is an :class:`LLMChat`.
 
     Raises:
         ConfigError: a model that is not a ``ChatModel``, an unknown protocol or return
-            mode, a bad toolkit, an unknown option (the closest one is named) or a bad
-            value.
+            mode, ``"sdk"`` for a model without SDK chunks, a bad toolkit, an unknown
+            option (the closest one is named) or a bad value.
 
     Example:
         >>> from stream_parser.testing import ScriptedModel
@@ -277,6 +299,12 @@ def llm_chat(
     )
     if return_mode not in _RETURN_MODES:
         raise ConfigError(f"return_mode must be one of {_RETURN_MODES!r}, got {return_mode!r}")
+    if return_mode == "sdk" and not callable(getattr(model, _SDK_STREAM, None)):
+        raise ConfigError(
+            f'@llm_chat: return_mode="sdk" yields the provider SDK\'s own chunks, and '
+            f"{type(model).__name__} has none (it has no {_SDK_STREAM}(); "
+            'OpenAIChatModel has); use return_mode="raw" for the model\'s ChatDelta items'
+        )
     settings = _Settings(run=run, stream=bool(stream), return_mode=return_mode)
 
     def decorate(fn: Callable[P, Any]) -> LLMChat[P]:

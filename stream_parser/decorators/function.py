@@ -51,6 +51,7 @@ from ..agent.run import Usage
 from ..core.events import TextOutputEvent
 from ..errors import AnswerValidationError, ConfigError, RunLimitError
 from ..llm.base import ChatModel, Message, UserMessage
+from ..prompts.templating import format_template
 from ..tools import ToolLike, ToolRegistry
 from .answer import InvalidAnswer, reader_for
 from .calls import (
@@ -112,6 +113,20 @@ class _Settings:
     retry_times: int
     prompt_templates: dict[str, str] | None
 
+
+# The variables of the two prompt templates a str.format template may use (a Jinja2 one
+# gets these too; the system template's ``parameters`` list is for Jinja2 loops only).
+_FORMAT_VARIABLES: Final = {
+    "function_system": frozenset(
+        {
+            "function_description",
+            "parameters_description",
+            "return_type_description",
+            "return_type",
+        }
+    ),
+    "function_user": frozenset({"parameters", "arguments"}),
+}
 
 _VALUE, _ITEMS, _FIELDS = range(3)  # what a call streams: nothing, list items, model fields
 _SYNC_STREAMS: Final = frozenset({cabc.Iterator, cabc.Iterable, cabc.Generator})
@@ -552,9 +567,12 @@ def llm_function(
             :func:`~stream_parser.dialects.dialect_for_model`).
         retry_times: how many times an answer that does not fit the return type is
             re-asked (so at most ``retry_times + 1`` answers).
-        system_prompt_template: your own Jinja2 template (rendered sandboxed) for the
-            system prompt; its variables are in ``docs/llm_function.md``.
-        user_prompt_template: your own Jinja2 template for the user message.
+        system_prompt_template: your own template for the system prompt: Jinja2
+            (rendered sandboxed), or ``str.format`` syntax when it has no ``{{``,
+            ``{%`` or ``{#`` and at least one ``{name}``; its variables are in
+            ``docs/llm_function.md``.
+        user_prompt_template: your own template for the user message (the same two
+            syntaxes).
         **options: the agent's options (:class:`~stream_parser.agent.AgentOptions`:
             ``max_iterations``, ``max_tool_calls``, ``language``, ``model_options``,
             ``instructions_role``, ``approve``, ``tool_timeout``...), all but
@@ -564,7 +582,11 @@ def llm_function(
             ``tool_calls``, and its token limits hold for each answer.  A run that
             ends on any limit raises :class:`~stream_parser.errors.RunLimitError`
             (with ``reason`` and ``limit``), unless ``final_answer_at_limit`` got an
-            answer.
+            answer.  A keyword that is a request option of the model
+            (``temperature=0.2``; see ``request_option_names`` of
+            :class:`~stream_parser.llm.OpenAIChatModel`) is added to
+            ``model_options``: accepted at run time, though type checkers see only the
+            agents' options.
 
     Returns:
         The decorator.  A ``def`` becomes an :class:`LLMFunction`, an ``async def`` an
@@ -572,7 +594,9 @@ def llm_function(
 
     Raises:
         ConfigError: a model that is not a ``ChatModel``, an unknown protocol, a bad
-            toolkit, an unknown option (the closest one is named) or a bad value.
+            toolkit, an unknown option (the closest one is named), a bad value, or a
+            ``str.format`` template with a placeholder nothing fills, or with attribute
+            or index access.
 
     Example:
         >>> from stream_parser.testing import ScriptedModel
@@ -601,5 +625,13 @@ def llm_function(
             if not isinstance(source, str):
                 raise ConfigError(f"a prompt template must be a string, not {source!r}")
             templates[name] = source
+    for name, variables in _FORMAT_VARIABLES.items():
+        # A template in str.format syntax is checked now: a placeholder nothing fills
+        # would otherwise reach the model with its braces.
+        source = templates.get(name)
+        if source is not None:
+            checked = format_template(source, variables, where=f"@llm_function {name}")
+            if checked is not None:
+                templates[name] = checked
     settings = _Settings(run=run, retry_times=retry_times, prompt_templates=templates or None)
     return _Decorator(settings)

@@ -258,6 +258,16 @@ class ChatModel(Protocol):
 
         async for event in parser.aparse_stream(model.stream(messages, tools=tools)):
             ...
+
+    Optional members, outside the protocol, are read when a model has them:
+
+    * ``request_option_names``: the names of the request options :meth:`stream` takes
+      (a ``frozenset[str]``).  ``@llm_function`` and ``@llm_chat`` pass a keyword of
+      that list to every request; a model without it takes any keyword that is not a
+      (misspelled) option of the agents.
+    * ``stream_with_chunks(messages, *, tools=None, **options)``: the deltas of
+      :meth:`stream`, each after the provider SDK's own chunk it came from (every
+      chunk, those that give no delta too), for ``@llm_chat(return_mode="sdk")``.
     """
 
     def stream(

@@ -76,9 +76,9 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..core.chunks import ChatDelta
 from ..core.kit import ChunkDeltas, fix_surrogates, read_field
@@ -96,6 +96,7 @@ from .sse import shorten as _shorten
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
+    from openai.types.chat import ChatCompletionChunk
 
 __all__ = ["RAW_OUTPUT_BODY", "OpenAIChatModel"]
 
@@ -124,6 +125,9 @@ _OWN_PARAMETERS = frozenset(
         "raw_output",
     }
 )
+
+# The options handled by the model that a caller may give (besides the SDK's own).
+_REQUEST_OPTIONS = frozenset({"extra_body", "stream_options", "reply_timeout", "raw_output"})
 
 RAW_OUTPUT_BODY: Mapping[str, Any] = MappingProxyType(
     {"skip_special_tokens": False, "spaces_between_special_tokens": False}
@@ -322,6 +326,21 @@ class OpenAIChatModel:
             return client
 
     @property
+    def request_option_names(self) -> frozenset[str]:
+        """The request options :meth:`stream` takes as keywords, by name.
+
+        The installed SDK's parameters of ``chat.completions.create`` (``temperature``,
+        ``max_tokens``, ``tool_choice``, ``timeout``, ``extra_headers``...), besides
+        ``extra_body`` and ``stream_options``, and the model's own ``reply_timeout`` and
+        ``raw_output``.  ``@llm_function`` and ``@llm_chat`` read it to tell a request
+        option given as a keyword (``temperature=0.2``) from a misspelled one of theirs.
+
+        Any other option reaches the server in ``extra_body`` as well; give such an
+        option in ``model_options`` (or ``extra_body``) to a decorator.
+        """
+        return self._known | _REQUEST_OPTIONS
+
+    @property
     def defaults(self) -> dict[str, Any]:
         """A copy of the request options sent with every call."""
         return dict(self._defaults)
@@ -365,7 +384,7 @@ class OpenAIChatModel:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def stream(
+    def stream(
         self,
         messages: Sequence[Message],
         *,
@@ -393,10 +412,51 @@ class OpenAIChatModel:
                 ``reply_timeout``, or the request could not be built or sent.
             ConfigError: ``stream`` was passed as an option, or a bad ``reply_timeout``.
         """
+        return cast("AsyncIterator[ChatDelta]", self._reply(messages, tools, options, False))
+
+    def stream_with_chunks(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        **options: Any,
+    ) -> AsyncIterator[ChatDelta | ChatCompletionChunk]:
+        """Stream one reply as :meth:`stream` does, each delta after the SDK chunk it came from.
+
+        Every Server-Sent Event the server sent (but ``[DONE]`` and error frames) gives
+        one ``openai.types.chat.ChatCompletionChunk``, made as the SDK's own stream
+        reader makes it (so validated only when the client was built with
+        ``_strict_response_validation``, and with the fields the SDK does not declare
+        kept, in ``model_extra``), in the order the events came.  The chunk comes first,
+        then the :class:`~stream_parser.core.chunks.ChatDelta` read from it, when it
+        gives one (a role-only chunk gives none).  A whole ``chat.completion`` sent as
+        JSON instead of a stream gives one chunk, made from it.  A failure ends the
+        stream with ``ChatDelta(error=...)``, as :meth:`stream` does.
+
+        Args:
+            messages: the conversation, in the OpenAI chat format.
+            tools: OpenAI tool definitions for native tool calls.
+            **options: request options for this call, over the model's defaults.
+
+        Raises:
+            ModelError: as :meth:`stream`.
+            ConfigError: as :meth:`stream`.
+        """
+        return self._reply(messages, tools, options, True)
+
+    async def _reply(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None,
+        options: Mapping[str, Any],
+        with_chunks: bool,
+    ) -> AsyncGenerator[Any, None]:
+        """The reply's deltas, each after its SDK chunk when ``with_chunks``."""
         openai = _import_openai()
         request, reply_timeout = self._request(messages, tools, options)
         clock = _Clock(reply_timeout)
-        create: Any = self._client_of_loop().chat.completions.create
+        client = self._client_of_loop()
+        create: Any = client.chat.completions.create
         _log_request(request)
         started = time.monotonic()
         try:
@@ -411,11 +471,12 @@ class OpenAIChatModel:
         response: Any = sdk_stream.response
         body = _Body(response, clock)
         mapper = ChunkDeltas()
-        deltas: AsyncGenerator[ChatDelta | None, None]
+        chunk_of = _sdk_chunks(openai, client, response) if with_chunks else None
+        deltas: AsyncGenerator[Any, None]
         if _media_type(response) == "application/json":
-            deltas = _json_answer(body, mapper)
+            deltas = _json_answer(body, mapper, chunk_of)
         else:
-            deltas = _event_stream(body, mapper)
+            deltas = _event_stream(body, mapper, chunk_of)
         error: str | None = None
         finished = False
         finish_reason: str | None = None
@@ -425,6 +486,9 @@ class OpenAIChatModel:
             try:
                 async for delta in deltas:
                     if delta is None:
+                        continue
+                    if not isinstance(delta, ChatDelta):  # an SDK chunk (with_chunks)
+                        yield delta
                         continue
                     if delta.finish_reason is not None:
                         finished = True
@@ -790,8 +854,26 @@ def _media_type(response: Any) -> str:
     return str(value).split(";", 1)[0].strip().lower()
 
 
-async def _event_stream(body: _Body, mapper: ChunkDeltas) -> AsyncGenerator[ChatDelta | None, None]:
-    """The deltas of a Server-Sent Events body, until ``[DONE]`` or its end."""
+def _sdk_chunks(openai: ModuleType, client: Any, response: Any) -> Callable[[Any], Any]:
+    """What makes a ``ChatCompletionChunk`` of a payload, as the SDK's stream reader does."""
+    chunk_type = openai.types.chat.ChatCompletionChunk
+    process = getattr(client, "_process_response_data", None)
+    if process is None:  # pragma: no cover - every SDK since 1.0 has it
+        return lambda payload: chunk_type.construct(**payload)
+
+    def make(payload: Any) -> Any:
+        return process(data=payload, cast_to=chunk_type, response=response)
+
+    return make
+
+
+async def _event_stream(
+    body: _Body, mapper: ChunkDeltas, chunk_of: Callable[[Any], Any] | None = None
+) -> AsyncGenerator[Any, None]:
+    """The deltas of a Server-Sent Events body, until ``[DONE]`` or its end.
+
+    With ``chunk_of``, each event's SDK chunk comes before its delta.
+    """
     decoder = _SSEDecoder()
     while True:
         data = await body.next()
@@ -800,12 +882,17 @@ async def _event_stream(body: _Body, mapper: ChunkDeltas) -> AsyncGenerator[Chat
             if event.error is None and event.name != "error" and event.data.startswith("[DONE]"):
                 body.done = True
                 return
-            yield mapper.delta(_event_payload(event))
+            payload = _event_payload(event)
+            if chunk_of is not None:
+                yield chunk_of(payload)
+            yield mapper.delta(payload)
         if data is None:
             return
 
 
-async def _json_answer(body: _Body, mapper: ChunkDeltas) -> AsyncGenerator[ChatDelta | None, None]:
+async def _json_answer(
+    body: _Body, mapper: ChunkDeltas, chunk_of: Callable[[Any], Any] | None = None
+) -> AsyncGenerator[Any, None]:
     """The delta of a whole ``chat.completion`` sent as JSON instead of a stream."""
     pieces = []
     while (data := await body.next()) is not None:
@@ -828,6 +915,8 @@ async def _json_answer(body: _Body, mapper: ChunkDeltas) -> AsyncGenerator[ChatD
             "the server answered with JSON that is not a chat completion instead of a "
             f"stream: {_shorten(raw.decode('utf-8', 'replace'))}"
         )
+    if chunk_of is not None:
+        yield chunk_of(chunk)
     delta = mapper.delta(chunk)
     if delta is None or delta.finish_reason is None:
         # Report it as what it is (the answer is whole), not as a cut stream.

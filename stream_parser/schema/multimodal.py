@@ -453,6 +453,10 @@ class ImgPath:
         """The image's MIME type, e.g. ``"image/png"``."""
         return self._mime_type
 
+    def get_mime_type(self) -> str:
+        """The image's MIME type, as :attr:`mime_type` (a method, for code that calls one)."""
+        return self._mime_type
+
     @property
     def root(self) -> Path | None:
         """The allowed root the path was checked against, or None if trusted code made it.

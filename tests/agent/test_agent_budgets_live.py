@@ -9,26 +9,13 @@ would rather say: the run can only end on its limit.
 from __future__ import annotations
 
 import asyncio
-import os
-
-import pytest
 
 from stream_parser.agent import AgentRun, FunctionCallAgent, LimitHit, UsageLimits
 from stream_parser.testing import assert_valid_history as assert_valid
 from stream_parser.tools import tool
+from tests.live import API_KEY, BASE_URL, MODEL, live_marks
 
-BASE_URL = os.environ.get("STREAM_PARSER_LIVE_BASE_URL")
-MODEL = os.environ.get("STREAM_PARSER_LIVE_MODEL")
-API_KEY = os.environ.get("STREAM_PARSER_LIVE_API_KEY")
-
-pytestmark = [
-    pytest.mark.live,
-    pytest.mark.timeout(600),  # a small model on a busy CPU is slow
-    pytest.mark.skipif(
-        not (BASE_URL and MODEL),
-        reason="set STREAM_PARSER_LIVE_BASE_URL and STREAM_PARSER_LIVE_MODEL to run",
-    ),
-]
+pytestmark = live_marks()
 
 
 @tool

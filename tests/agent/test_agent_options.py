@@ -128,8 +128,13 @@ def test_an_unknown_option_names_the_closest(build: Callable[..., object]) -> No
         ConfigError, match="unknown option 'tool_timout'; did you mean 'tool_timeout'"
     ):
         build(tool_timout=3)
+
+
+@pytest.mark.parametrize("agent", [FunctionCallAgent, ReActAgent])
+def test_an_agent_lists_its_options_when_none_is_close(agent: Callable[..., object]) -> None:
+    # (The decorators pass such a keyword to the model: see tests/compat.)
     with pytest.raises(ConfigError, match=r"unknown option 'zzz' \(the options: .*clock"):
-        build(zzz=1)
+        agent(ScriptedModel([]), [add], zzz=1)
 
 
 def test_defaults_and_checks() -> None:

@@ -83,7 +83,6 @@ def invalid(text: str, annotation: Any) -> InvalidAnswer:
 # --- str and no annotation -------------------------------------------------------------
 
 VERBATIM = [
-    "",
     "  padded  \n",
     '"quoted"',
     "42",
@@ -194,7 +193,23 @@ def test_an_enum_member_is_also_found_by_name() -> None:
 
 
 @pytest.mark.parametrize(
-    "annotation", [int, float, bool, Color, Person, list[int], dict[str, int], int | None]
+    "annotation",
+    [
+        int,
+        float,
+        bool,
+        Color,
+        Person,
+        list[int],
+        dict[str, int],
+        int | None,
+        str,
+        inspect.Signature.empty,
+        int | str,
+        str | None,
+        Any,
+        Annotated[str, Field(max_length=9)],
+    ],
 )
 @pytest.mark.parametrize("text", ["", "  \n\t "])
 def test_an_empty_answer_is_invalid_and_says_so(text: str, annotation: Any) -> None:
@@ -202,11 +217,6 @@ def test_an_empty_answer_is_invalid_and_says_so(text: str, annotation: Any) -> N
     assert error.empty
     assert error.errors[0]["type"] == "answer_empty"
     assert "empty" in error.message
-
-
-def test_an_empty_answer_is_the_empty_string_for_str() -> None:
-    assert read_answer("", str) == ""
-    assert read_answer("", int | str) == ""
 
 
 # --- structured: the four forms --------------------------------------------------------

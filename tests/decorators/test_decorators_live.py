@@ -7,7 +7,6 @@ about the protocol, not what the model says: a small local model may say anythin
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,19 +15,9 @@ from pydantic import BaseModel
 
 from stream_parser import AnswerValidationError, RunLimitError, llm_chat, llm_function
 from stream_parser.agent._sync import call_sync
+from tests.live import API_KEY, BASE_URL, MODEL, live_marks
 
-BASE_URL = os.environ.get("STREAM_PARSER_LIVE_BASE_URL")
-MODEL = os.environ.get("STREAM_PARSER_LIVE_MODEL")
-API_KEY = os.environ.get("STREAM_PARSER_LIVE_API_KEY")
-
-pytestmark = [
-    pytest.mark.live,
-    pytest.mark.timeout(600),
-    pytest.mark.skipif(
-        not (BASE_URL and MODEL),
-        reason="set STREAM_PARSER_LIVE_BASE_URL and STREAM_PARSER_LIVE_MODEL to run",
-    ),
-]
+pytestmark = live_marks()
 
 OPTIONS = {"temperature": 0, "max_tokens": 64}
 

@@ -59,7 +59,6 @@ def one_shot(reply: str, annotation: Any, chunk_size: int = 4) -> Any:
 CONTRACT: list[tuple[str, Any, Any]] = [
     # str and no annotation: exactly as written
     ('  ```json\n{"a": 1}\n```  ', str, '  ```json\n{"a": 1}\n```  '),
-    ("", str, ""),
     # None: whatever the reply
     ("anything at all", None, None),
     # scalars

@@ -10,7 +10,6 @@ conversation goes on), not about what a small model says.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -18,18 +17,9 @@ import pytest
 from websockets.sync.client import connect
 
 from tests.demo_web.conftest import WebDemo, loads
+from tests.live import BASE_URL, MODEL, live_marks
 
-BASE_URL = os.environ.get("STREAM_PARSER_LIVE_BASE_URL")
-MODEL = os.environ.get("STREAM_PARSER_LIVE_MODEL")
-
-pytestmark = [
-    pytest.mark.live,
-    pytest.mark.timeout(900),
-    pytest.mark.skipif(
-        not (BASE_URL and MODEL),
-        reason="set STREAM_PARSER_LIVE_BASE_URL and STREAM_PARSER_LIVE_MODEL to run",
-    ),
-]
+pytestmark = live_marks(timeout=900)
 
 
 @pytest.fixture(scope="module")

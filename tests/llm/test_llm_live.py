@@ -10,30 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from typing import Any
 
-import pytest
 from pydantic import BaseModel
 
 from stream_parser.core._native import NativeCallAccumulator
 from stream_parser.core.chunks import ChatDelta
 from stream_parser.core.events import ParseErrorEvent, ToolCallEvent
+from tests.live import API_KEY, BASE_URL, MODEL, live_marks
 
-BASE_URL = os.environ.get("STREAM_PARSER_LIVE_BASE_URL")
-MODEL = os.environ.get("STREAM_PARSER_LIVE_MODEL")
-API_KEY = os.environ.get("STREAM_PARSER_LIVE_API_KEY")
-
-pytestmark = [
-    pytest.mark.live,
-    # A small model on a busy CPU can take minutes for a 1024-token reply (the suite's
-    # default is 120 s per test).
-    pytest.mark.timeout(600),
-    pytest.mark.skipif(
-        not (BASE_URL and MODEL),
-        reason="set STREAM_PARSER_LIVE_BASE_URL and STREAM_PARSER_LIVE_MODEL to run",
-    ),
-]
+pytestmark = live_marks()
 
 
 def stream(messages: list[Any], **options: Any) -> list[ChatDelta]:

@@ -10,25 +10,17 @@ proxy sends upstream with ``--render-tools`` is checked against the loopback ups
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import httpx
 import openai
-import pytest
 
-BASE_URL = os.environ.get("STREAM_PARSER_LIVE_BASE_URL")
-MODEL = os.environ.get("STREAM_PARSER_LIVE_MODEL")
-API_KEY = os.environ.get("STREAM_PARSER_LIVE_API_KEY") or "none"
+from tests.live import API_KEY as API_KEY_SET
+from tests.live import BASE_URL, MODEL, live_marks
 
-pytestmark = [
-    pytest.mark.live,
-    pytest.mark.timeout(600),
-    pytest.mark.skipif(
-        not (BASE_URL and MODEL),
-        reason="set STREAM_PARSER_LIVE_BASE_URL and STREAM_PARSER_LIVE_MODEL to run",
-    ),
-]
+pytestmark = live_marks()
+
+API_KEY = API_KEY_SET or "none"
 
 READ_FILE = {
     "type": "function",
