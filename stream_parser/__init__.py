@@ -45,6 +45,7 @@ __all__ = [
     "CodeBlockEvent",
     "ConfigError",
     "ContextLengthError",
+    "CustomTagPlugin",
     "DEFAULT_THINKING_TAGS",
     "ErrorType",
     "Event",
@@ -75,6 +76,7 @@ __all__ = [
     "StreamParserError",
     "StreamToolParser",
     "StrictModeError",
+    "TagDeltaEvent",
     "Text",
     "TextOutputEvent",
     "ThinkingDeltaEvent",
@@ -131,6 +133,7 @@ _FACE: dict[str, tuple[str, ...]] = {
         "NoticeEvent",
         "ParseErrorEvent",
         "ParseEvent",
+        "TagDeltaEvent",
         "TextOutputEvent",
         "ThinkingDeltaEvent",
         "ThinkingEvent",
@@ -146,6 +149,7 @@ _FACE: dict[str, tuple[str, ...]] = {
         "parse_stream",
     ),
     "stream_parser.core.plugins": (
+        "CustomTagPlugin",
         "FencedCodePlugin",
         "ParsePlugin",
         "PluginBlock",
@@ -220,6 +224,7 @@ if _typing.TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from .core.events import NoticeEvent as NoticeEvent
     from .core.events import ParseErrorEvent as ParseErrorEvent
     from .core.events import ParseEvent as ParseEvent
+    from .core.events import TagDeltaEvent as TagDeltaEvent
     from .core.events import TextOutputEvent as TextOutputEvent
     from .core.events import ThinkingDeltaEvent as ThinkingDeltaEvent
     from .core.events import ThinkingEvent as ThinkingEvent
@@ -231,6 +236,7 @@ if _typing.TYPE_CHECKING:  # what the names are, for type checkers and IDEs
     from .core.parser import StreamToolParser as StreamToolParser
     from .core.parser import aparse_stream as aparse_stream
     from .core.parser import parse_stream as parse_stream
+    from .core.plugins import CustomTagPlugin as CustomTagPlugin
     from .core.plugins import FencedCodePlugin as FencedCodePlugin
     from .core.plugins import ParsePlugin as ParsePlugin
     from .core.plugins import PluginBlock as PluginBlock

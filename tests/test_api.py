@@ -87,6 +87,7 @@ FACE = {
     "TokenUsageEvent",
     "NoticeEvent",
     "CodeBlockDeltaEvent",
+    "TagDeltaEvent",
     "CodeBlockEvent",
     "FramingEvent",
     "StepStartEvent",
@@ -107,6 +108,7 @@ FACE = {
     "allowed_image_roots",
     # plugins
     "ParsePlugin",
+    "CustomTagPlugin",
     "PluginBlock",
     "PluginContext",
     "FencedCodePlugin",

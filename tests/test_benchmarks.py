@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Each script's arguments for its smallest run: one repetition, the smallest sizes.
 SMALLEST: dict[str, list[str]] = {
-    "bench_agent": ["--steps", "3", "--repeat", "1", "--tool-counts", "2"],
+    "bench_agent": ["--steps", "3", "--repeat", "1", "--tool-counts", "2", "--clock", "cpu"],
     "bench_chunks": ["--sizes", "2000", "--repeat", "1", "--guard", "200"],
     "bench_compiled": ["--sizes", "10KB", "--repeat", "1"],
     "bench_dialects": ["--sizes", "2000,4000", "--repeat", "1"],

@@ -10,7 +10,7 @@ their ``span`` is always None (a run's replies each count offsets from their own
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast, get_args
 
 from ..core.events import Event, ParseEvent
 from ..llm.base import Message
@@ -71,6 +71,10 @@ class StepStartEvent(Event):
     span: None = None
     kind: Literal["step_start"] = "step_start"
 
+    @classmethod
+    def _from_json_object(cls, obj: dict[str, Any]) -> Event:
+        return cast(Event, _validator("events").validate_python(obj))
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolResultEvent(Event):
@@ -98,6 +102,10 @@ class ToolResultEvent(Event):
     span: None = None
     kind: Literal["tool_result"] = "tool_result"
 
+    @classmethod
+    def _from_json_object(cls, obj: dict[str, Any]) -> Event:
+        return cast(Event, _validator("events").validate_python(obj))
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentDoneEvent(Event):
@@ -109,7 +117,9 @@ class AgentDoneEvent(Event):
         output: the visible text of the last reply (thinking and tool markup left out).
         steps: how many steps ran.
         limit: the limit the run ended on, or (reason ``"done"``) the limit at which a
-            last answer was asked for (``final_answer_at_limit``); None otherwise.
+            last answer was asked for (``final_answer_at_limit``), or (reason
+            ``"paused"``) the call limit a call of the paused reply reached, at which the
+            resumed run ends; None otherwise.
         span: always None (not about a place in the text).
     """
 
@@ -120,6 +130,30 @@ class AgentDoneEvent(Event):
     limit: LimitHit | None = None
     span: None = None
     kind: Literal["agent_done"] = "agent_done"
+
+    @classmethod
+    def _from_json_object(cls, obj: dict[str, Any]) -> Event:
+        reason: Any = obj.get("reason")
+        output, steps = obj.get("output"), obj.get("steps")
+        if (
+            reason not in get_args(StopReason)
+            or not isinstance(output, str)
+            or not isinstance(steps, int)
+            or isinstance(steps, bool)
+            or obj.get("span") is not None
+        ):
+            raise ValueError("not a valid agent_done event")
+        # The messages are the OpenAI chat format's TypedDicts, which Pydantic cannot
+        # validate on every supported Python: they are checked as JSON objects instead.
+        messages: Any = _validator("messages").validate_python(obj.get("messages"))
+        limit = obj.get("limit")
+        return AgentDoneEvent(
+            reason=reason,
+            messages=messages,
+            output=output,
+            steps=steps,
+            limit=None if limit is None else _validator("limit").validate_python(limit),
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,6 +182,39 @@ class RequestDoneEvent(Event):
     usage_reported: bool
     span: None = None
     kind: Literal["request_done"] = "request_done"
+
+    @classmethod
+    def _from_json_object(cls, obj: dict[str, Any]) -> Event:
+        return cast(Event, _validator("events").validate_python(obj))
+
+
+_VALIDATORS: dict[str, Any] = {}
+"""The validators of the agent events' JSON forms, made on first use."""
+
+
+def _validator(name: str) -> Any:
+    """The Pydantic validator ``name``: ``events``, ``messages`` or ``limit``.
+
+    ``events`` validates the step and result events.  ToolResult holds the tool's
+    exception, a Python object that Pydantic only accepts with ``arbitrary_types_allowed``
+    (it is never in the JSON, so it comes back as its default, None), which a validator
+    of one dataclass cannot be given: one of the union of the three can.
+    """
+    validator = _VALIDATORS.get(name)
+    if validator is None:
+        from pydantic import ConfigDict, TypeAdapter
+
+        if name == "events":
+            validator = TypeAdapter(
+                StepStartEvent | RequestDoneEvent | ToolResultEvent,
+                config=ConfigDict(arbitrary_types_allowed=True),
+            )
+        elif name == "messages":
+            validator = TypeAdapter(list[dict[str, Any]])
+        else:
+            validator = TypeAdapter(LimitHit)
+        _VALIDATORS[name] = validator
+    return validator
 
 
 AgentEvent: TypeAlias = (

@@ -71,6 +71,7 @@ from ..core.parser import StreamToolParser
 from ..errors import ConfigError
 from ..llm.base import (
     ChatModel,
+    ContentPart,
     Message,
     ModelError,
 )
@@ -87,9 +88,9 @@ from .events import (
     ToolResultEvent,
 )
 from .history import ContextStep, _context_step, start_history, trim_history
-from .options import AgentOptions, Deny, Unpack, agent_config
+from .options import AgentOptions, Unpack, agent_config
 from .pause import PausedRun, PendingCall, check_decisions
-from .reply import Reply, answer_text
+from .reply import Reply, answer_images, answer_text, fill_answers
 from .run import AgentRun, _interrupted
 from .runner import DEFERRED, ToolRunner, _cancel_tasks, _refusal, tool_registry
 from .usage import LimitHit, RequestRecord, Usage
@@ -293,17 +294,28 @@ class AgentLoop(ToolRunner):
 
     # -- the loop ---------------------------------------------------------------------------
 
-    async def _steps(self, run: AgentRun) -> AsyncIterator[AgentEvent]:
+    async def _steps(
+        self, run: AgentRun, last_answer: LimitHit | None = None, output: str = ""
+    ) -> AsyncIterator[AgentEvent]:
+        """The steps of a run; a resumed run goes on with the state its pause left.
+
+        Args:
+            run: the run.
+            last_answer: the limit at which one last answer is asked for
+                (``final_answer_at_limit``), if it was reached already.
+            output: the visible text of the latest reply (a resumed run's), the run's
+                output if a limit ends it before another reply.
+        """
         messages = run.messages
         config = self.config
-        reply = Reply(0)
+        reply = Reply(run.steps)
+        if output:
+            reply.visible.append(output)
         log = logger
         usage = run.usage
         step_name, step_limit = config.step_limit
         limits = config.usage_limits
         token_limits = limits.token_limits if limits is not None else {}
-        # The limit at which one last answer is being asked for (final_answer_at_limit).
-        last_answer: LimitHit | None = None
         step = run.steps  # a resumed run counts on from its pause
         while True:
             # Before each request: the tokens used so far (a token limit already reached
@@ -340,21 +352,34 @@ class AgentLoop(ToolRunner):
             usage.requests += 1
             started_at, started = time.time(), time.perf_counter()
             source = self._final_request(sent) if last_answer else self._request(sent)
-            recorded = reply.record(source)
-            events = self._parser().aparse_stream(recorded)
+            parser = self._parser()
             reply_usage = Usage(requests=1)
             reported = False
             try:
                 take, eager_tools = reply.take, config.eager_tools
-                async for event in events:
-                    take(event)
-                    if isinstance(event, TokenUsageEvent):
-                        usage.add(event.usage_info)
-                        reply_usage.add(event.usage_info)
-                        reported = True
-                    yield event
-                    if eager_tools and isinstance(event, ToolCallEvent):
-                        self._start_eager(run, reply, eager, results)
+                note, feed, next_delta = reply.note, parser.feed_item, aiter(source).__anext__
+                ended = False
+                while not ended:
+                    # Each delta is noted and fed to the parser here, rather than through
+                    # the parser's async driver and a recording generator around the
+                    # model's stream: two async generators less for every delta.
+                    try:
+                        delta = await next_delta()
+                    except StopAsyncIteration:
+                        ended = True
+                        made = parser.close()
+                    else:
+                        note(delta)
+                        made = feed(delta)
+                    for event in made:
+                        take(event)
+                        if isinstance(event, TokenUsageEvent):
+                            usage.add(event.usage_info)
+                            reply_usage.add(event.usage_info)
+                            reported = True
+                        yield event
+                        if eager_tools and isinstance(event, ToolCallEvent):
+                            self._start_eager(run, reply, eager, results)
                 reply.finished = True
                 for notice in self._notices(reply):
                     yield notice
@@ -382,10 +407,9 @@ class AgentLoop(ToolRunner):
                     log.info("%s step %d: interrupted mid-reply", run.run_id, step)
                 raise
             finally:
-                for iterator in (events, recorded, source):
-                    aclose = getattr(iterator, "aclose", None)
-                    if aclose is not None:
-                        await aclose()
+                aclose = getattr(source, "aclose", None)
+                if aclose is not None:
+                    await aclose()
 
             if reply.stream_error is not None or reply.cut:
                 # Nothing of a cut or broken reply runs: its calls may be incomplete in
@@ -444,10 +468,12 @@ class AgentLoop(ToolRunner):
                 yield self._done(run, "usage_limit", reply, crossed)
                 return
 
+            calls = self._run_calls(run, reply, eager, results)
             try:
-                async for result_event in self._run_calls(run, reply, eager, results):
+                async for result_event in calls:
                     yield result_event
             except BaseException as exc:
+                await calls.aclose()  # it stops its calls, keeping the results they made
                 await self._stop_interrupted(run, reply, eager, results, exc)
                 log.info("%s step %d: interrupted while tools ran", run.run_id, step)
                 raise
@@ -457,9 +483,7 @@ class AgentLoop(ToolRunner):
             if waiting:
                 yield self._pause(run, reply, results, waiting)
                 return
-            limit_hit = any(
-                result.error_type == ErrorType.TOOL_CALL_LIMIT for result in results.values()
-            )
+            limit_hit = _call_limit_hit(result.error_type for result in results.values())
             messages.extend(
                 reply.messages(results, {}, language=config.language, templates=config.templates)
             )
@@ -471,12 +495,16 @@ class AgentLoop(ToolRunner):
                 yield self._done(run, _reason_of(last_answer), reply, last_answer)
                 return
             if limit_hit:
-                call_name, call_limit = config.call_limit
-                hit = LimitHit(call_name, call_limit or 0, run.tool_calls)
+                hit = self._call_limit(run)
                 if not config.final_answer_at_limit:
                     yield self._done(run, _reason_of(hit), reply, hit)
                     return
                 last_answer = hit
+
+    def _call_limit(self, run: AgentRun) -> LimitHit:
+        """The run's call limit, reached."""
+        call_name, call_limit = self.config.call_limit
+        return LimitHit(call_name, call_limit or 0, run.tool_calls)
 
     async def _stop_interrupted(
         self,
@@ -556,8 +584,12 @@ class AgentLoop(ToolRunner):
             tool_calls=run.tool_calls,
             usage=dataclasses.replace(run.usage),
             tool_seconds=run.tool_seconds,
+            output=reply.visible_text,
         )
-        return self._done(run, "paused", reply)
+        # A call of this reply was refused at the call limit: the run ends there once the
+        # pending calls are answered (see _resumed); the pause says so already.
+        limit_hit = _call_limit_hit(result.error_type for result in made.values())
+        return self._done(run, "paused", reply, self._call_limit(run) if limit_hit else None)
 
     def resume(self, paused: PausedRun | str | bytes, decisions: Mapping[str, object]) -> AgentRun:
         """Go on with a paused run, its pending calls decided: ``await`` it or iterate it.
@@ -621,6 +653,7 @@ class AgentLoop(ToolRunner):
         config = self.config
         say = (config.language, config.templates)
         texts: dict[str, str] = {}
+        images: dict[str, list[ContentPart]] = {}
         try:
             for pending in paused.pending:
                 call = ToolCallEvent(
@@ -633,16 +666,22 @@ class AgentLoop(ToolRunner):
                 decision = decisions[pending.call_id]
                 item = self.tools.get_tool(pending.name) if pending.name in self.tools else None
                 started = time.perf_counter()
-                runs = not (isinstance(decision, (Deny, str, ToolResult)) or decision is False)
-                if runs and self._over_limit(run):
-                    result = self._limit_refusal(run, call)
-                else:
-                    if runs:
-                        run.tool_calls += 1
-                    result = await self._carry_out(run, call, item, decision)
+                # Not counted again, nor refused at the call limit: the call was counted
+                # when it was deferred, within the limit.
+                result = await self._carry_out(run, call, item, decision)
                 seconds = time.perf_counter() - started
                 run.tool_seconds += seconds
                 texts[pending.placeholder] = answer_text(pending.native, pending.name, result, *say)
+                images.update(
+                    answer_images(
+                        pending.native,
+                        pending.name,
+                        pending.call_id,
+                        pending.placeholder,
+                        result,
+                        *say,
+                    )
+                )
                 yield ToolResultEvent(
                     tool_name=pending.name,
                     result=result,
@@ -663,8 +702,19 @@ class AgentLoop(ToolRunner):
                         if pending.native
                         else prompts.cancelled_observation(pending.name, *say)
                     )
-            run.messages.extend(_filled(paused.answers, texts))
-        async for event in self._steps(run):
+            run.messages.extend(fill_answers(paused.answers, texts, images))
+        # The step goes on as it would have, its calls decided at once: a call refused at
+        # the call limit ends the run there (or asks for a last answer).
+        last_answer = None
+        if _call_limit_hit(result.get("error_type") for result in paused.results):
+            hit = self._call_limit(run)
+            if not config.final_answer_at_limit:
+                reply = Reply(paused.step)
+                reply.visible.append(paused.output)
+                yield self._done(run, _reason_of(hit), reply, hit)
+                return
+            last_answer = hit
+        async for event in self._steps(run, last_answer, paused.output):
             yield event
 
     def _final_request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
@@ -735,6 +785,11 @@ _REASONS: Final[Mapping[str, StopReason]] = {
 }
 
 
+def _call_limit_hit(error_types: Iterable[str | None]) -> bool:
+    """Whether a call of a reply was refused at the run's call limit."""
+    return ErrorType.TOOL_CALL_LIMIT.value in error_types
+
+
 def _reason_of(hit: LimitHit) -> StopReason:
     return _REASONS.get(hit.name, "usage_limit")
 
@@ -746,14 +801,6 @@ def _token_limit(usage: Usage, limits: Mapping[str, int], *, reached: bool) -> L
         if used > limit or (reached and used == limit):
             return LimitHit(name, limit, used)
     return None
-
-
-def _filled(answers: Sequence[Message], texts: Mapping[str, str]) -> list[Message]:
-    """The answers kept at a pause, each placeholder replaced by its call's answer."""
-    document = json.dumps(answers)
-    for placeholder, text in texts.items():
-        document = document.replace(json.dumps(placeholder)[1:-1], json.dumps(text)[1:-1])
-    return cast("list[Message]", json.loads(document))
 
 
 def _reply_end(events: Sequence[AgentEvent]) -> int:

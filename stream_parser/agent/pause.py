@@ -70,13 +70,19 @@ class PausedRun:
         pending: the calls waiting for a decision, in call order.
         answers: the messages that answer that reply's calls (``tool`` messages, the
             observation message), made for the calls that ran, with a placeholder
-            where each pending call's answer goes.
+            where each pending call's answer goes, and where its images go (a result
+            given by hand may bring images, as a tool's result does).
         results: the results already made, as ``{"name", "text", "is_error",
             "error_type"}``, in call order (for the record; the model reads ``answers``).
+            A call refused there at the run's call limit (``tool_call_limit``) makes the
+            resumed run end at that limit once the pending calls are answered.
         step: the step of the reply that holds the calls.
-        tool_calls: the tool calls run so far.
+        tool_calls: the tool calls counted so far: those run or refused, and the
+            pending ones, each of which keeps its place under the run's call limit.
         usage: the requests made and the tokens used so far.
         tool_seconds: seconds the tool calls took so far.
+        output: the visible text of the reply that holds the calls (the run's output
+            if it ends before another reply).
     """
 
     messages: list[Message]
@@ -87,6 +93,7 @@ class PausedRun:
     tool_calls: int = 0
     usage: Usage = field(default_factory=Usage)
     tool_seconds: float = 0.0
+    output: str = ""
 
     def to_json(self) -> str:
         """The versioned JSON document :meth:`from_json` reads back."""
@@ -110,6 +117,7 @@ class PausedRun:
             "tool_calls": self.tool_calls,
             "usage": {item.name: getattr(self.usage, item.name) for item in fields(Usage)},
             "tool_seconds": self.tool_seconds,
+            "output": self.output,
         }
         return json.dumps(document, ensure_ascii=False)
 
@@ -157,6 +165,7 @@ class PausedRun:
                 tool_calls=_typed(document, "tool_calls", int),
                 usage=Usage(**{item.name: int(usage.get(item.name, 0)) for item in fields(Usage)}),
                 tool_seconds=float(_typed(document, "tool_seconds", (int, float))),
+                output=_typed(document, "output", str),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ConfigError(f"a paused run's JSON is damaged: {exc}") from None

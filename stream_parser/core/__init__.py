@@ -44,6 +44,7 @@ from .events import (
     ParseErrorEvent,
     ParseEvent,
     Span,
+    TagDeltaEvent,
     TextOutputEvent,
     ThinkingDeltaEvent,
     ThinkingEvent,
@@ -54,7 +55,7 @@ from .events import (
     ToolParamDeltaEvent,
 )
 from .parser import StreamItem, StreamToolParser, aparse_stream, parse_stream
-from .plugins import FencedCodePlugin, ParsePlugin, PluginBlock, PluginContext
+from .plugins import CustomTagPlugin, FencedCodePlugin, ParsePlugin, PluginBlock, PluginContext
 from .state import ParseState, ParseStateManager
 from .value_run import ValueRun
 from .xml_tool_parser import XMLToolParser
@@ -78,6 +79,7 @@ __all__ = [
     "CodeBlockEvent",
     "ErrorType",
     "Event",
+    "CustomTagPlugin",
     "FencedCodePlugin",
     "FramingEvent",
     "NoticeEvent",
@@ -92,6 +94,7 @@ __all__ = [
     "Span",
     "StreamItem",
     "StreamToolParser",
+    "TagDeltaEvent",
     "TextOutputEvent",
     "ThinkingDeltaEvent",
     "ThinkingEvent",

@@ -206,6 +206,9 @@ class DialectRecord:
             "" for what no other configured format claims.
         companion: for a ``<tool_call>`` format, a plugin that reads its calls written
             without ``<tool_call>`` (qwen3_coder's bare ``<function=NAME>``).
+        markers: the format's markers inside its blocks that the model's tokenizer
+            streams as one token each (``[ARGS]``, ``<arg_key>``), besides its
+            plugins' tags: ``stream_parser.testing.check_dialect`` streams each as one.
         module: for a built-in dialect not loaded yet, the module of
             ``stream_parser.dialects`` whose import registers its full record.
     """
@@ -222,6 +225,7 @@ class DialectRecord:
     block_reader: Callable[[Any], Any] | None = None
     first_chars: str = ""
     companion: Callable[[Framing], DialectPlugin] | None = None
+    markers: tuple[str, ...] = ()
     module: str = field(default="", repr=False)
 
     @property

@@ -26,9 +26,11 @@ from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 from typing import Any, Final, Generic, TypeVar, cast
 
+from ..errors import ConfigError
 from ..schema.names import is_xml_tool_name
 from ._dialect_registry import check_tool_names, dialect_thinking
 from ._readers import ToolSpec, ToolTable
+from ._readers.tool_base import WholeCall
 from ._scan import TagKind, TagSpec, TagTable, stop_pattern
 from ._toolset import ToolModels, tool_models
 from .config import ParserConfig
@@ -114,6 +116,8 @@ class ToolTables:
     The tools themselves are not kept: a registry in the cache would outlive its use.
     """
     xml_parser: XMLArgumentConverter
+    whole_call: WholeCall | None
+    """The converter's own ``parse_tool_xml``, when its class overrides the built-in one."""
     tools: ToolTable
     names: frozenset[str]
     specs: tuple[TagSpec, ...]
@@ -128,9 +132,14 @@ class TagTables:
     """Its plugin tags have no plugin: each parser binds its own instances."""
     stop: re.Pattern[str] | None
     reserved: frozenset[str]
+    later: TagTable
+    """The table once the reply has started: without the tags of ``reply_start_only``
+    plugins, which count only before (their first characters, a space or a ``{``, are
+    not looked for in the rest of the reply)."""
+    later_stop: re.Pattern[str] | None
 
 
-PluginTags = tuple[tuple[str, ...], str, bool, str]
+PluginTags = tuple[tuple[str, ...], str, bool, str, bool]
 """What a plugin declares that the tag table depends on (see :func:`_plugin_tags`)."""
 
 _CACHE_SIZE: Final = 32
@@ -221,15 +230,59 @@ def _compile_tools(
     return ToolTables(
         models_are_input=models_are_input,
         xml_parser=converter,
+        whole_call=_whole_call(converter),
         tools=ToolTable(tools),
         names=frozenset(models),
         specs=tuple(specs),
     )
 
 
+_BUILTIN_WHOLE_CALL: Final = "XMLToolParser.parse_tool_xml"
+"""The qualified name of the built-in ``parse_tool_xml``, which parses like the parser."""
+_PRIVATE_HOOKS: Final = ("_extract_parameters", "_convert_parameter_types")
+"""Methods a converter might define expecting the parser to call them; it never does."""
+
+
+def _whole_call(converter: XMLArgumentConverter) -> WholeCall | None:
+    """The converter's ``parse_tool_xml`` when its class overrides the built-in one.
+
+    A parser given such a converter builds each call's model with it, from the call's
+    whole text, at its end tag.  A class that defines :data:`_PRIVATE_HOOKS` instead
+    would be silently ignored: that is refused.
+
+    Raises:
+        ConfigError: the converter's class defines a private hook and no ``parse_tool_xml``.
+    """
+    if getattr(converter, "_whole_call_off", False):
+        return None  # the built-in parse_tool_xml's own parser (see there)
+    cls = type(converter)
+    method = getattr(cls, "parse_tool_xml", None)
+    # The built-in one is known by its name: xml_tool_parser imports the parser, which
+    # imports this module, so it cannot be imported here.
+    builtin = getattr(method, "__qualname__", "") == _BUILTIN_WHOLE_CALL and getattr(
+        method, "__module__", ""
+    ) == __name__.replace("_tables", "xml_tool_parser")
+    if method is not None and not builtin:
+        return cast(WholeCall, converter.parse_tool_xml)  # type: ignore[attr-defined]
+    hooks = [name for name in _PRIVATE_HOOKS if hasattr(cls, name)]
+    if hooks:
+        raise ConfigError(
+            f"{cls.__name__} defines {' and '.join(hooks)}, which the parser never calls: "
+            "override parse_tool_xml(xml_content, tool_name) instead, which the parser "
+            "calls with each call's whole text and whose result becomes tool_instance"
+        )
+    return None
+
+
 def plugin_tags(plugin: ParsePlugin) -> PluginTags:
     """What of a plugin goes into the tag table: its tags and how they open a block."""
-    return (tuple(plugin.start_tags), plugin.end_tag, plugin.line_start_only, plugin.next_chars)
+    return (
+        tuple(plugin.start_tags),
+        plugin.end_tag,
+        plugin.line_start_only,
+        plugin.next_chars,
+        plugin.reply_start_only,
+    )
 
 
 def tag_tables(
@@ -243,12 +296,15 @@ def tag_tables(
     key = (tools, plugins)
     tables = _TAG_TABLES.get(key)
     if tables is None:
-        claimed = {tag for starts, _, _, _ in plugins for tag in starts}
+        claimed = {tag for starts, _, _, _, _ in plugins for tag in starts}
         # A plugin's tag wins over a reasoning close with the same text.
         specs = [
             s for s in tools.specs if s.kind is not TagKind.THINKING_CLOSE or s.tag not in claimed
         ]
-        for starts, end_tag, line_start_only, next_chars in plugins:
+        start_only: set[str] = set()
+        for starts, end_tag, line_start_only, next_chars, reply_start_only in plugins:
+            if reply_start_only:
+                start_only.update(starts)
             specs += [
                 TagSpec(
                     tag,
@@ -262,6 +318,11 @@ def tag_tables(
         if config.fence_aware and not any(s.tag == "```" for s in specs):
             specs.append(TagSpec("```", TagKind.FENCE, line_start_only=True))
         table = TagTable(specs)
-        tables = TagTables(table, stop_pattern(table.tags), frozenset(table.tags))
+        stop = stop_pattern(table.tags)
+        later, later_stop = table, stop
+        if start_only:
+            later = TagTable([s for s in specs if s.tag not in start_only])
+            later_stop = stop_pattern(later.tags)
+        tables = TagTables(table, stop, frozenset(table.tags), later, later_stop)
         _TAG_TABLES.put(key, tables)
     return tables

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -78,6 +79,14 @@ class ParserConfig:
             text all the same, as it streams, and nothing runs.  HTML elements and
             ``<result>`` never count.  Off by default; the agents turn it on, so that
             the model learns which tools exist.
+        tool_tag_pattern: a regular expression (text or compiled) of the unknown tools'
+            names worth reporting: set, it turns ``report_unknown_tools`` on and limits it
+            to the calls whose start tag (``<open_doc>``) or bare name (``open_doc``) the
+            pattern matches in full; ``r"<([a-zA-Z0-9_]+)>"`` matches every name.  A block
+            must still be shaped like a call, so HTML and prose never count.  The
+            pattern is tried on each such start tag once (at most 67 characters),
+            never on the stream: any pattern keeps the parser linear and holds nothing
+            back.  Stored compiled.
         native_tools: the tools also go to the model as native function definitions
             (OpenAI ``tools``), and their calls may come back as native calls
             (``delta.tool_calls``).  A tool whose name a configured dialect cannot carry
@@ -104,6 +113,7 @@ class ParserConfig:
     emit_deltas: bool = True
     dialect: str | tuple[str, ...] = "xml"
     report_unknown_tools: bool = False
+    tool_tag_pattern: str | re.Pattern[str] | None = None
     native_tools: bool = False
     strict: bool = False
 
@@ -144,6 +154,21 @@ class ParserConfig:
             raise ConfigError(f"dialect names repeat: {names!r}")
         check_dialect_names(names)
         object.__setattr__(self, "dialect", names)
+        pattern = self.tool_tag_pattern
+        if pattern is not None:
+            if isinstance(pattern, str):
+                try:
+                    pattern = re.compile(pattern)
+                except re.error as exc:
+                    raise ConfigError(
+                        f"tool_tag_pattern is not a regular expression: {exc}"
+                    ) from None
+            elif not isinstance(pattern, re.Pattern) or not isinstance(pattern.pattern, str):
+                raise ConfigError(
+                    f"tool_tag_pattern must be a str or a compiled str pattern, not {pattern!r}"
+                )
+            object.__setattr__(self, "tool_tag_pattern", pattern)
+            object.__setattr__(self, "report_unknown_tools", True)
 
     @property
     def dialects(self) -> tuple[str, ...]:

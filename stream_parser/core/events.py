@@ -17,7 +17,8 @@ The parse events come in two families:
   Text is itself streamed: a run of text comes as several adjacent ``TextOutputEvent``\\ s.
 * **Side events** (``TILES = False``): deltas that let a UI show an open block live
   (:class:`ThinkingDeltaEvent`, :class:`ToolCallStartEvent`, :class:`ToolParamDeltaEvent`,
-  :class:`ToolArgumentsDeltaEvent`, :class:`CodeBlockDeltaEvent`), errors
+  :class:`ToolArgumentsDeltaEvent`, :class:`CodeBlockDeltaEvent`, :class:`TagDeltaEvent`),
+  errors
   (:class:`ParseErrorEvent`), usage (:class:`TokenUsageEvent`) and notices
   (:class:`NoticeEvent`).  Their spans point into the input but are outside the tiling.
 
@@ -27,17 +28,23 @@ offset where they arrived.
 
 The parser builds its hot-path events with :func:`_fast_text` and friends, which skip the
 dataclass ``__init__`` (h11's ``_parsed=True`` idea); hand-built events go through the
-normal constructor.  :data:`AnyParseEvent` is the union of the parse events; the JSON
-encoding of every event kind is in :mod:`stream_parser.encoders`.
+normal constructor.  :data:`AnyParseEvent` is the union of the parse events.  Every
+event's JSON form (``model_dump``, ``model_dump_json``, ``model_validate``) is in
+:mod:`~stream_parser.core._event_json`; :mod:`stream_parser.encoders` writes streams of
+events with it.
 """
 
 from __future__ import annotations
 
 import enum
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal, TypeVar, cast
 
 from pydantic import Discriminator
+
+from . import _event_json
 
 __all__ = [
     "AnyParseEvent",
@@ -50,6 +57,7 @@ __all__ = [
     "ParseErrorEvent",
     "ParseEvent",
     "Span",
+    "TagDeltaEvent",
     "TextOutputEvent",
     "ThinkingDeltaEvent",
     "ThinkingEvent",
@@ -128,13 +136,32 @@ class ErrorType(str, enum.Enum):
         return self.value
 
 
+_E = TypeVar("_E", bound="Event")
+
+
 class Event:
     """Base class of every event of the library: the parser's and the layers' above.
+
+    Every event has a JSON form (see :mod:`~stream_parser.core._event_json`):
+    :meth:`model_dump` gives it as a ``dict``, :meth:`model_dump_json` as text, and
+    :meth:`model_validate` (or :meth:`model_validate_json`) reads it back, by its
+    ``kind``, as an event of the class that ``kind`` names.  Events are not Pydantic
+    models (they are slotted dataclasses, cheaper to make), but these four methods are
+    named and behave as a Pydantic model's do.
 
     Attributes:
         kind: discriminator, a snake_case string unique to each event class.
         span: ``(start, end)`` offsets into the text stream for a parse event; None for
             an event that is not about the text (an agent's step, a tool's result).
+
+    Example:
+        >>> event = TextOutputEvent(text="hi", span=(0, 2))
+        >>> event.model_dump()
+        {'text': 'hi', 'span': [0, 2], 'kind': 'text'}
+        >>> ParseEvent.model_validate(event.model_dump()) == event
+        True
+        >>> ParseEvent.model_validate_json('{"text":"hi","span":[0,2],"kind":"text"}')
+        TextOutputEvent(text='hi', span=(0, 2), kind='text')
     """
 
     __slots__ = ()
@@ -143,6 +170,111 @@ class Event:
 
     kind: str
     span: Span | None
+
+    def model_dump(self) -> dict[str, Any]:
+        """The event's JSON form as JSON-able data: a ``dict`` with one member per field.
+
+        A tool call's ``tool_instance`` (a Pydantic model) becomes its fields, a span a
+        two-number list; see :mod:`~stream_parser.core._event_json` for every rule.
+        Never raises, whatever the event holds.
+        """
+        return _event_json.dump(self)
+
+    def model_dump_json(self) -> str:
+        """The event's JSON form as one line of text (what ``event_to_json`` writes)."""
+        return _event_json.dump_json(self)
+
+    @classmethod
+    def model_validate(cls: type[_E], obj: object) -> _E:
+        """Read an event from its JSON form (a ``dict``), as the class its ``kind`` names.
+
+        On the base classes it reads any kind they cover (``ParseEvent.model_validate``
+        any parse event, ``Event.model_validate`` any event whose module is loaded); on
+        an event class, that class's kind (``kind`` may then be left out).  An event of
+        the class is returned as it is.  A tool call's ``tool_instance`` comes back as a
+        ``dict``.
+
+        Raises:
+            ValueError: not a ``dict``, an unknown ``kind``, a kind of another class, or
+                invalid fields (Pydantic's ``ValidationError`` is a ``ValueError``).
+        """
+        if isinstance(obj, cls):
+            return obj
+        if not isinstance(obj, Mapping):
+            raise ValueError(f"{cls.__name__}.model_validate expects a dict, got {obj!r:.80}")
+        data = dict(obj)
+        own = _own_kind(cls)
+        kind = data.setdefault("kind", own) if own is not None else data.get("kind")
+        target = _event_class(kind)
+        if target is None:
+            raise ValueError(f"not an event: unknown kind {kind!r:.80}")
+        if not issubclass(target, cls):
+            raise ValueError(f"a {kind!r} event is a {target.__name__}, not a {cls.__name__}")
+        return cast(_E, target._from_json_object(data))
+
+    @classmethod
+    def model_validate_json(cls: type[_E], data: str | bytes) -> _E:
+        """:meth:`model_validate` of a JSON text (``model_dump_json``'s output).
+
+        Raises:
+            ValueError: not JSON (``json.JSONDecodeError`` is a ``ValueError``), or as
+                :meth:`model_validate`.
+        """
+        return cls.model_validate(json.loads(data))
+
+    @classmethod
+    def _from_json_object(cls, obj: dict[str, Any]) -> Event:
+        """Validate ``obj`` (of this class's kind) into an event of this class.
+
+        Pydantic validates the dataclass's fields (a validator per class, made on first
+        use).  A class whose fields Pydantic cannot validate as they are overrides this.
+        """
+        adapter = _ADAPTERS.get(cls)
+        if adapter is None:
+            from pydantic import TypeAdapter
+
+            adapter = _ADAPTERS[cls] = TypeAdapter(cls)
+        return cast(Event, adapter.validate_python(obj))
+
+
+_ADAPTERS: dict[type[Event], Any] = {}
+"""Each event class's Pydantic validator, made on first use."""
+_KINDS: dict[str, type[Event]] = {}
+"""Each ``kind`` -> its event class, of the classes seen so far (see :func:`_event_class`)."""
+
+
+def _own_kind(cls: type[Event]) -> str | None:
+    """The ``kind`` of an event class (its field's default), None for a base class."""
+    field = getattr(cls, "__dataclass_fields__", {}).get("kind")
+    default = None if field is None else field.default
+    return default if isinstance(default, str) else None
+
+
+def _event_class(kind: object) -> type[Event] | None:
+    """The event class of ``kind``, among the classes defined so far.
+
+    Classes are visited breadth first from :class:`Event`, so a library class keeps its
+    kind when a subclass (which inherits the ``kind``) is defined.  A class of the same
+    name and module that comes later replaces the earlier one: a slotted dataclass is a
+    new class that replaces the one its body defined, which lives on for a while.
+    """
+    if not isinstance(kind, str):
+        return None
+    found = _KINDS.get(kind)
+    if found is None:
+        queue: list[type[Event]] = [Event]
+        while queue:
+            cls = queue.pop(0)
+            own = _own_kind(cls)
+            if own is not None:
+                known = _KINDS.get(own)
+                if known is None or (
+                    known.__qualname__ == cls.__qualname__ and known.__module__ == cls.__module__
+                ):
+                    _KINDS[own] = cls
+            queue += cls.__subclasses__()
+        found = _KINDS.get(kind)
+    return found
 
 
 class ParseEvent(Event):
@@ -295,6 +427,11 @@ class ToolCallEvent(ParseEvent):
     span: Span = (0, 0)
     kind: Literal["tool_call"] = "tool_call"
 
+    @property
+    def raw_xml(self) -> str:
+        """The same as :attr:`raw`, read-only: the call's raw text as written."""
+        return self.raw
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ParseErrorEvent(ParseEvent):
@@ -393,6 +530,21 @@ class CodeBlockEvent(ParseEvent):
     kind: Literal["code_block"] = "code_block"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TagDeltaEvent(ParseEvent):
+    """Content of an open custom tag's block, as it arrives (see ``CustomTagPlugin``).
+
+    Attributes:
+        tag: the block's tag name (``note`` for ``<note>...</note>``).
+        delta: the new characters of its content, verbatim.
+    """
+
+    tag: str
+    delta: str
+    span: Span = (0, 0)
+    kind: Literal["tag_delta"] = "tag_delta"
+
+
 AnyParseEvent = Annotated[
     (
         TextOutputEvent
@@ -408,6 +560,7 @@ AnyParseEvent = Annotated[
         | CodeBlockDeltaEvent
         | CodeBlockEvent
         | FramingEvent
+        | TagDeltaEvent
     ),
     Discriminator("kind"),
 ]

@@ -199,6 +199,31 @@ class CallContext:
         self.emit_deltas: bool = plugin.config.emit_deltas
 
     @classmethod
+    def unreserved(cls, plugin: PluginContext) -> CallContext:
+        """A context whose index is reserved later (:meth:`reserve`), once it is a call.
+
+        For a format whose block is a call only once its name is read (or that holds
+        several calls): the calls of the stream keep their order without gaps.
+        """
+        return cls(plugin, -1)
+
+    def reserve(self) -> int:
+        """Reserve the call's index now (once); return it.
+
+        Example:
+            >>> import itertools
+            >>> from stream_parser.core.config import ParserConfig
+            >>> numbers = itertools.count(7)
+            >>> parser = PluginContext({}, None, ParserConfig(), lambda: next(numbers))
+            >>> call = CallContext.unreserved(parser)
+            >>> call.call_index, call.reserve(), call.reserve()
+            (-1, 7, 7)
+        """
+        if self.call_index < 0:
+            self.call_index = self.plugin.next_call_index()
+        return self.call_index
+
+    @classmethod
     def of(
         cls,
         tools: Mapping[str, type[BaseModel]],
@@ -351,9 +376,16 @@ class Reader:
     :attr:`malformed_state`, and write :meth:`finish`.  A format with a structure of
     its own (a JSON object, followed by a scanner) may override :meth:`feed` instead.
 
-    The core calls :meth:`feed` with each piece of content in order, :meth:`accepts_end`
-    when the end marker follows, and :meth:`finish` once when the block closed.  Every
-    answer depends only on the characters fed so far, never on how they were cut.
+    The core calls :meth:`begin` with the tag that opened the block, :meth:`feed` with
+    each piece of content in order, :meth:`accepts_end` when the end marker follows, and
+    :meth:`finish` once when the block closed (:meth:`unclosed` or :meth:`too_large`
+    when it did not).  Every answer depends only on the characters fed so far, never on
+    how they were cut.
+
+    A format without an end marker (a call that ends where its JSON ends) ends the block
+    itself: a handler sets :attr:`end` to the stream offset where the block ended and
+    returns ``(its position, True)``; the characters after it are not the block's, and
+    the core reads them as ordinary input.
 
     Attributes:
         call: the call's context (:class:`CallContext`).
@@ -361,6 +393,8 @@ class Reader:
         state: the current state (a key of :attr:`handlers`).
         handlers: the state table.
         why: why the call is malformed, once it is.
+        end: where the block ended (a stream offset), for a format that ends its own
+            blocks; None while it goes on.
     """
 
     malformed_state: ClassVar[int] = -1
@@ -371,6 +405,7 @@ class Reader:
         self.state = 0
         self.handlers: dict[int, StateHandler] = {}
         self.why = ""
+        self.end: int | None = None
         self._hold = ""
         self._hold_start = 0
         # The content fed so far ends with a value's closing marker and whitespace: the
@@ -408,10 +443,18 @@ class Reader:
         done = False
         while pos < n and not done:
             pos, done = handlers[self.state](buf, pos, base, out)
-        if self.state == malformed:
-            pos = n
+        if self.state == malformed or self.end is not None:
+            pos = n  # nothing more of this block is read
         self._hold = buf[pos:]
         self._hold_start = base + pos
+
+    def begin(self, tag: str, span: Span, out: list[ParseEvent]) -> None:
+        """The block opened with ``tag`` at ``span`` (its events go to ``out``).
+
+        The default reads nothing from it; a format with several start tags (or one
+        that is content, a JSON object's ``{``) reads it here, and may end the block
+        right after it (:attr:`end`).
+        """
 
     def malformed(self, why: str) -> tuple[int, bool]:
         """Enter the malformed state (a handler returns this): the rest is not read."""
@@ -456,6 +499,25 @@ class Reader:
         asked when the reply was not cut by its length limit.
         """
         return None
+
+    def unclosed(self, block: PluginBlock) -> list[ParseEvent]:
+        """The outcome of a block the stream ended: ``unclosed_tool``, never run.
+
+        Unless the stream was not cut and :meth:`finish_unclosed` reads the block as
+        complete.  A format that decides more at the stream's end overrides it.
+        """
+        if not block.cut:
+            recovered = self.finish_unclosed(block)
+            if recovered is not None:
+                return recovered
+        return call_unclosed(block, self)
+
+    def too_large(self, block: PluginBlock) -> list[ParseEvent]:
+        """The error events of a block past ``max_tool_size`` (:func:`call_too_large`).
+
+        The core delivers the block as text from then on.
+        """
+        return call_too_large(block, self, self.call.plugin)
 
     def malformed_call(self, why: str, block: PluginBlock) -> list[ParseEvent]:
         """The outcome of a call that cannot be read: ``malformed_tool``, never executed."""
@@ -504,7 +566,10 @@ class ReaderPlugin(ParsePlugin):
     """The plugin that runs a :class:`Reader` between its tags: one call per block.
 
     Set the tags (``start_tags``, ``end_tag``...) and :attr:`reader`.  Each block gets a
-    new reader with its own call index.  A plugin that reads several formats between
+    new reader with its own call index (or, with :attr:`reserve_index` off, a context
+    whose index the reader reserves once the block proves a call:
+    :meth:`CallContext.reserve`).  With ``end_tag = ""`` the reader ends each block
+    itself (:attr:`Reader.end`).  A plugin that reads several formats between
     the same tags chooses the reader of a block by its first non-whitespace character:
     it sets :attr:`choose_at_first_char` and overrides :meth:`reader_for`.
 
@@ -512,10 +577,13 @@ class ReaderPlugin(ParsePlugin):
         reader: builds the reader of one block.
         choose_at_first_char: skip the block's leading whitespace and ask
             :meth:`reader_for` at its first other character.
+        reserve_index: reserve the call's index when the block opens (else the reader
+            does, when it knows the block is a call).
     """
 
     reader: Callable[[CallContext], Reader] = Reader
     choose_at_first_char: bool = False
+    reserve_index: bool = True
 
     def __init__(self) -> None:
         self._context: PluginContext | None = None
@@ -535,9 +603,19 @@ class ReaderPlugin(ParsePlugin):
         context = self._context
         if context is None:
             raise ConfigError(f"{type(self).__name__} was not registered with a parser")
-        self._call = CallContext(context)
-        self._reader = None if self.choose_at_first_char else self.reader(self._call)
-        return []
+        self._call = CallContext(context) if self.reserve_index else CallContext.unreserved(context)
+        if self.choose_at_first_char:
+            self._reader = None
+            return []
+        reader = self._reader = self.reader(self._call)
+        out: list[ParseEvent] = []
+        reader.begin(tag, span, out)
+        return out
+
+    def ends_at(self) -> int | None:
+        """Where the reader ended the block (a format without an end marker), or None."""
+        reader = self._reader
+        return None if reader is None else reader.end
 
     def on_data(self, data: str, span: Span) -> list[ParseEvent]:
         """Hand the content to the reader (chosen at the first non-whitespace character)."""
@@ -580,16 +658,16 @@ class ReaderPlugin(ParsePlugin):
     def on_too_large(self, block: PluginBlock) -> list[ParseEvent]:
         """A ``tool_too_large`` error; the core delivers the block as text."""
         reader, self._reader = self._reader, None
-        return call_too_large(block, reader, self._context)
+        if reader is None:
+            return call_too_large(block, None, self._context)
+        return reader.too_large(block)
 
     def on_unclosed(self, block: PluginBlock) -> list[ParseEvent]:
         """An ``unclosed_tool`` error and the block's raw text: never executed.
 
-        Unless the reader reads the block as complete (:meth:`Reader.finish_unclosed`).
+        Unless the reader reads the block as complete (:meth:`Reader.unclosed`).
         """
         reader, self._reader = self._reader, None
-        if reader is not None and not block.cut:
-            recovered = reader.finish_unclosed(block)
-            if recovered is not None:
-                return recovered
-        return call_unclosed(block, reader)
+        if reader is None:
+            return call_unclosed(block, None)
+        return reader.unclosed(block)

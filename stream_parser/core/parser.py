@@ -33,6 +33,7 @@ from ``_tables.py``, which keeps them per tool set so that a new parser costs li
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 from collections.abc import (
     AsyncIterable,
@@ -47,6 +48,7 @@ from ..errors import ConfigError, InternalError, ParserClosedError
 from ._compiled_attrs import mypyc_attr
 from ._dialect_registry import dialect_plugins
 from ._drivers import drive, drive_async, usage_from_metadata
+from ._line_plugins import LinePlugins, is_line_plugin
 from ._readers import (
     Cursor,
     PluginReader,
@@ -79,13 +81,16 @@ if TYPE_CHECKING:
 __all__ = ["StreamItem", "StreamToolParser", "aparse_stream", "parse_stream"]
 
 # Module-level names: an Enum member lookup is a slow attribute access.
-_CLOSED, _ERROR = ParseState.CLOSED, ParseState.ERROR
+_CLOSED, _ERROR, _TEXT = ParseState.CLOSED, ParseState.ERROR, ParseState.TEXT
 _NEVER: Final = re.compile(r"(?!)")
 """The stop pattern of a fast path that takes any chunk: it matches nothing."""
 _NEVER_CHAR: Final = "\uffff"
 """Its first test: a noncharacter, so the search (which finds nothing) hardly ever runs."""
 _SLICE: Final = 8192
 """Chunks longer than this (a whole file fed at once) are read in slices of this size."""
+_log: Final = logging.getLogger(__name__)
+"""State changes, errors and recoveries at DEBUG (see :meth:`StreamToolParser._move`)."""
+_DEBUG: Final = logging.DEBUG
 
 
 # Users subclass the parser; in the compiled build that must be allowed explicitly.
@@ -138,13 +143,42 @@ class StreamToolParser:
         # Compiled once per tool set and configuration (see "Compiled tables" above).
         self.tool_registry, self._tables = tool_tables(tool_registry, self.config, xml_parser)
         self.xml_parser = self._tables.xml_parser
-        self._sm = ParseStateManager(ParseState.TEXT)
+        self._sm = ParseStateManager(ParseState.TEXT, self)
+        # (Few attributes: past about thirty, CPython stops sharing an instance's key
+        # layout with its class, and every attribute read of the hot path gets slower.)
+        self._build_readers()
+        self._context = PluginContext(
+            tool_registry=self.tool_registry,
+            xml_parser=self.xml_parser,
+            config=self.config,
+            # The parser's method, not the cursor's: reset() gives the parser a new cursor.
+            next_call_index=self.next_call_index,
+        )
+        self._plugins: list[ParsePlugin] = []
+        # Plugins in the line shape (can_handle / process), run by an adapter over the
+        # text events; None while there are none, so that nothing is held otherwise.
+        self._lines: LinePlugins | None = None
+        for plugin in dialect_plugins(self.config.dialects):
+            self._add_plugin(cast(ParsePlugin, plugin))  # the dialects' plugins are ParsePlugins
+        for plugin in plugins:
+            self._add_plugin(plugin)
+        self._compile()
+        self._begin()
+
+    def _build_readers(self) -> None:
+        """A new cursor and a new reader for each state (a new stream starts)."""
         self._cur = cur = Cursor(self.config, self._move)
+        # Whether the ``stream_parser`` loggers take DEBUG records: asked here and at
+        # each state change (never per chunk), so that logging costs nothing when off.
+        cur.debug = _log.isEnabledFor(_DEBUG)
         self._thinking = thinking = ThinkingReader(cur)
-        tool_reader = ToolReader(cur, self._tables.tools, self.xml_parser)
+        # (A converter with a parse_tool_xml of its own builds each call: see _tables.)
+        tool_reader = ToolReader(cur, self._tables.tools, self.xml_parser, self._tables.whole_call)
         plugin_reader = PluginReader(cur)
         # The text reader opens blocks by calling the other readers' open().
         self._text = TextReader(cur, thinking, tool_reader, plugin_reader)
+        self._framed = self._text.framed_chunk  # its fast path with whitespace framing
+        cur.hold = self._hold
         stopped = Stopped(cur)
         # The state -> reader table.  The stopped states have a reader too, so that the
         # table is total; feed() and close() refuse input in them before any reader runs.
@@ -156,19 +190,9 @@ class StreamToolParser:
             ParseState.CLOSED: stopped,
             ParseState.ERROR: stopped,
         }
-        self._context = PluginContext(
-            tool_registry=self.tool_registry,
-            xml_parser=self.xml_parser,
-            config=self.config,
-            next_call_index=cur.next_call_index,
-        )
-        self._plugins: list[ParsePlugin] = []
-        for plugin in dialect_plugins(self.config.dialects):
-            self._add_plugin(cast(ParsePlugin, plugin))  # the dialects' plugins are ParsePlugins
-        for plugin in plugins:
-            self._add_plugin(plugin)
-        self._compile()
 
+    def _begin(self) -> None:
+        """The state of a stream that has not started: set by ``__init__`` and ``reset``."""
         # The stream so far: the cursor's offset is the absolute offset of _tail[0].
         self._tail = ""
         self._started = False
@@ -200,13 +224,29 @@ class StreamToolParser:
 
         An illegal transition (a bug) moves to ``ERROR`` through the table and raises.
         """
+        before = self._sm.current_state
         try:
             self._sm.transition(trigger)
         finally:
-            self._reader = self._readers[self._sm.current_state]
+            state = self._sm.current_state
+            self._reader = self._readers[state]
+            if state is _TEXT:  # a block ended: the text reader reads what it ended as
+                self._cur.settle = True
+                self._cur.long_space = False
             # Off until the loop selects the new reader's fast path as it returns (and
             # for good in a stopped state, so that feed() reaches its checks).
             self._plain = self._held = None
+            # A state change is rare beside chunks: the place to ask the logger.
+            self._cur.debug = debug = _log.isEnabledFor(_DEBUG)
+            if debug:
+                self._log_move(before, trigger)
+
+    def _log_move(self, before: ParseState, trigger: Trigger) -> None:
+        """Record a state change at DEBUG; leaving a tool call on bad markup is a recovery."""
+        if trigger is Trigger.TOOL_ABORT:
+            _log.debug("recovered: a malformed tool call is delivered as text, reading goes on")
+        after = self._sm.current_state
+        _log.debug("state %s -> %s (%s)", before.name, after.name, trigger.value)
 
     def _fail(self, message: str) -> InternalError:
         """An internal error was detected: move to ``ERROR`` and return the exception."""
@@ -218,6 +258,11 @@ class StreamToolParser:
     def use(self, plugin: ParsePlugin) -> StreamToolParser:
         """Register a plugin (after those already registered) and return the parser.
 
+        ``plugin`` is a :class:`~stream_parser.core.plugins.ParsePlugin` with tags of
+        its own, or a plugin in the line shape: one with ``can_handle(content, state)``
+        and ``process(content)`` and no ``start_tags``, which an adapter runs over the
+        lines of text (see :mod:`~stream_parser.core._line_plugins`).
+
         Raises:
             ConfigError: the parser has already been fed, or a tag is already claimed.
         """
@@ -228,6 +273,48 @@ class StreamToolParser:
         self._select_fast_path()
         return self
 
+    def add_plugin(self, plugin: ParsePlugin) -> StreamToolParser:
+        """The same as :meth:`use`: register a plugin and return the parser."""
+        return self.use(plugin)
+
+    def reset(self) -> None:
+        """Start a new reply on the same tools, configuration and plugins.
+
+        Whatever the parser was doing is dropped: held text, an open block, pending
+        reasoning.  Spans and call indexes restart at 0, each plugin's ``reset()`` is
+        called, and a closed parser (or one stopped by an internal error) is open again.
+        :meth:`parse_stream` and :meth:`aparse_stream` call it on a closed parser, so a
+        parser serves one stream after another.
+        """
+        self._sm.current_state = ParseState.TEXT
+        self._build_readers()
+        # The dialects' plugins are made anew (they are the parser's own, registered
+        # first); the user's plugins are told.
+        fresh = [cast(ParsePlugin, p) for p in dialect_plugins(self.config.dialects)]
+        for plugin in fresh:
+            plugin.bind(self._context)
+        self._plugins[: len(fresh)] = fresh
+        for plugin in self._plugins[len(fresh) :]:
+            plugin.reset()
+        if self._lines is not None:
+            self._lines.reset()
+        self._compile()
+        self._begin()
+        if self._cur.debug:
+            _log.debug("reset: a new reply starts")
+
+    @property
+    def state_manager(self) -> ParseStateManager:
+        """The parser's state: ``current_state``, ``current_tool_name``, ``buffer``, ``reset()``."""
+        return self._sm
+
+    def current_tool_name(self) -> str | None:
+        """The tool of the call open in the XML format, or None outside one."""
+        if self._sm.current_state is not ParseState.TOOL:
+            return None
+        block = cast(ToolReader, self._readers[ParseState.TOOL]).block
+        return None if block is None else block.spec.name
+
     def _untouched(self) -> bool:
         """Whether no content was read yet (reasoning on its own channel aside)."""
         # The fast path does not set _started: a chunk it took moved the offset, or is
@@ -236,10 +323,18 @@ class StreamToolParser:
 
     @property
     def plugins(self) -> tuple[ParsePlugin, ...]:
-        """The registered plugins, in order."""
-        return tuple(self._plugins)
+        """The registered plugins, in order: those with tags, then those in the line shape."""
+        lines = self._lines
+        return tuple(self._plugins) if lines is None else (*self._plugins, *lines.plugins)
 
     def _add_plugin(self, plugin: ParsePlugin) -> None:
+        if is_line_plugin(plugin):
+            if isinstance(plugin, ParsePlugin):
+                plugin.bind(self._context)
+            if self._lines is None:
+                self._lines = LinePlugins(self.config.max_tool_size)
+            self._lines.add(plugin)
+            return
         if not isinstance(plugin, ParsePlugin):
             raise ConfigError(f"{plugin!r} is not a ParsePlugin")
         if not plugin.start_tags:
@@ -253,12 +348,20 @@ class StreamToolParser:
         """Set the table of the tags that open blocks in text (shared, see above)."""
         plugins = self._plugins
         tags = tag_tables(self._tables, self.config, tuple(plugin_tags(p) for p in plugins))
-        table = tags.table
+        table, later = tags.table, tags.later
         if plugins:
             table = table.with_plugins({tag: p for p in plugins for tag in p.start_tags})
+            if later is not tags.table:
+                later = later.with_plugins(
+                    {tag: p for p in plugins if not p.reply_start_only for tag in p.start_tags}
+                )
+            else:
+                later = table
         # Only while a tag waits for the start of the reply does the text reader track it.
         self._cur.reply_start = any(p.reply_start_only for p in plugins)
-        self._text.configure(table, tags.stop, self._tables.names, tags.reserved)
+        self._text.configure(
+            table, tags.stop, self._tables.names, tags.reserved, later, tags.later_stop
+        )
 
     # --- public API ----------------------------------------------------------------------
 
@@ -316,7 +419,12 @@ class StreamToolParser:
                     return out
             elif self._cut(chunk, m, plain, out):
                 return out
-        return self._feed(chunk)
+        lines = self._lines
+        if lines is None:
+            return self._feed(chunk)
+        # Plugins in the line shape: their adapter holds the text of a line (the fast
+        # path is off while one is registered, see _select_fast_path).
+        return lines.events(self._feed(chunk))
 
     def _feed(self, chunk: str) -> list[ParseEvent]:
         """``feed()`` of a chunk that the fast path does not take."""
@@ -326,8 +434,10 @@ class StreamToolParser:
             # in one huge chunk.  Any chunking is read alike, so reading it in slices
             # gives the same events (text deltas come per slice) in linear time.
             out: list[ParseEvent] = []
+            lines = self._lines  # the adapter reads the slices' events in feed()
             for start in range(0, len(chunk), _SLICE):
-                out += self.feed(chunk[start : start + _SLICE])
+                piece = chunk[start : start + _SLICE]
+                out += self.feed(piece) if lines is None else self._feed(piece)
             return out
         held = self._held
         if held is not None and isinstance(chunk, str) and chunk:
@@ -337,11 +447,12 @@ class StreamToolParser:
             # together (the reader's offset is that of the held text); or the two may
             # end in a cut tag again.
             buf = self._tail + chunk
+            self._tail = ""  # in buf; the function may hold a new tail (_hold)
             out = []
             if self._stop_char not in buf or (m := self._stop.search(buf)) is None:
                 if held(buf, out):
-                    self._tail = ""
-                    self._plain, self._held = held, None
+                    if not self._tail:
+                        self._plain, self._held = held, None
                     return out
             elif self._cut(buf, m, held, out):
                 return out
@@ -384,9 +495,18 @@ class StreamToolParser:
         # m.lastindex: is_cut(m), without the call.
         if not k or m.lastindex is None or not self._reader.holds_cut or not plain(buf[:k], out):
             return False
-        self._tail = buf[k:]
+        self._tail += buf[k:]  # after what the function held, if anything (_hold)
         self._plain, self._held = None, plain
         return True
+
+    def _hold(self, text: str) -> None:
+        """The text reader's fast path took a chunk but its trailing whitespace: hold it.
+
+        That whitespace waits for the next character, as the start of a cut tag waits
+        (see the text reader's whitespace framing); the next chunk is tried with it.
+        """
+        self._tail = text
+        self._plain, self._held = None, self._framed
 
     def close(self) -> list[ParseEvent]:
         """End the stream: flush what is held, report stream errors and blocks left open.
@@ -407,6 +527,9 @@ class StreamToolParser:
             rest = self._chunks.flush()
             if rest is not None:
                 out += self.feed_delta(rest)
+        # What comes from here on goes through the adapter of line-shaped plugins, if
+        # any (the events above went through it in feed_delta).
+        mark = len(out)
         self._end_reasoning(out)
         # An open plugin block learns whether the stream was cut or ended normally.
         self._cur.cut = self._finish_reason == "length" or bool(self._stream_errors)
@@ -423,6 +546,10 @@ class StreamToolParser:
         self._reader.at_end(out)
         self._close_native(out)
         self._move(Trigger.CLOSE)
+        lines = self._lines
+        if lines is not None:
+            out[mark:] = lines.events(out[mark:])
+            lines.finish(out)
         return out
 
     def feed_item(self, item: StreamItem) -> list[ParseEvent]:
@@ -437,11 +564,12 @@ class StreamToolParser:
             return self.feed_delta(item)
         if isinstance(item, tuple) and len(item) == 2:
             content, metadata = item
-            out = self.feed(content) if content else []
+            lines = self._lines
+            out = (self.feed(content) if lines is None else self._feed(content)) if content else []
             usage = usage_from_metadata(metadata)
             if usage is not None:
                 self._usage(usage, out)
-            return out
+            return out if lines is None else lines.events(out)
         if is_chunk(item):
             if self._chunks is None:
                 self._chunks = ChunkDeltas()
@@ -466,11 +594,14 @@ class StreamToolParser:
         """
         if self._sm.current_state is _CLOSED:
             raise ParserClosedError("feed_delta() after close()")
+        lines = self._lines
         out: list[ParseEvent] = []
         if delta.reasoning:
             self._add_reasoning(delta.reasoning, out)
         if delta.content:
-            out.extend(self.feed(delta.content))
+            # (With plugins in the line shape, their adapter reads this call's events
+            # once, at the end.)
+            out.extend(self.feed(delta.content) if lines is None else self._feed(delta.content))
         if delta.tool_calls:
             self._end_reasoning(out)
             native = self._renumber(self._native_calls().feed(delta.tool_calls, self._arrival()[0]))
@@ -481,7 +612,7 @@ class StreamToolParser:
             self._finish_reason = delta.finish_reason
         if delta.error is not None:
             self._stream_errors.append(delta.error)  # its event comes with close()
-        return out
+        return out if lines is None else lines.events(out)
 
     def parse_stream(self, stream: Iterable[StreamItem]) -> Iterator[ParseEvent]:
         """Parse a whole synchronous stream, yielding events as they are decided.
@@ -494,9 +625,14 @@ class StreamToolParser:
         ``client.chat.completions.stream()``) or a dict shaped like its JSON (see
         :mod:`~stream_parser.core._sdk_items`).
 
+        On a closed parser it starts a new reply first (:meth:`reset`), so one parser
+        may parse one stream after another.
+
         Raises:
             TypeError: an item is of no accepted kind (the message lists them).
         """
+        if self._sm.current_state is _CLOSED:
+            self.reset()
         return drive(self, stream)
 
     def aparse_stream(
@@ -505,7 +641,10 @@ class StreamToolParser:
         """Parse an asynchronous stream; the async twin of :meth:`parse_stream`.
 
         ``stream`` may also be a synchronous iterable (a list, the SDK's ``Stream``).
+        On a closed parser it starts a new reply first (:meth:`reset`).
         """
+        if self._sm.current_state is _CLOSED:
+            self.reset()
         return drive_async(self, stream)
 
     # --- the loop ------------------------------------------------------------------------
@@ -557,7 +696,7 @@ class StreamToolParser:
         return the same pattern each time.
         """
         stop, plain = self._reader.fast_path()
-        if self._reasoning is not None:
+        if self._reasoning is not None or self._lines is not None:
             plain = None
         if stop is None:
             stop = _NEVER

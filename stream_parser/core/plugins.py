@@ -7,6 +7,7 @@ block-scoped hooks; the plugin never sees the parser's buffer, nor the parser it
 
     bind(context)              the plugin was registered with a parser; ``context`` (a
                                :class:`PluginContext`) is what it may use of it
+    reset()                    the parser starts a new reply (``StreamToolParser.reset``)
     on_start(tag, span)        the start tag was seen
     on_data(data, span)        a piece of the block's content (any number of times)
     accepts_end()              the end tag follows the data seen so far: does it close
@@ -75,8 +76,11 @@ such a chunk would be all value, and reads the value's end from ``run.end``.  A 
 a ``JsonScanner`` takes the chunks the scanner takes whole; its plugin's function then has
 nothing left to take, and :func:`refuse_chunk` serves.
 
-Register plugins with ``StreamToolParser(..., plugins=[...])`` or ``parser.use(plugin)``.
-:class:`FencedCodePlugin` is a complete example.
+Register plugins with ``StreamToolParser(..., plugins=[...])`` or ``parser.use(plugin)``
+(``parser.add_plugin(plugin)`` is the same).  :class:`FencedCodePlugin` is a complete
+example.  A plugin written in the line shape, ``can_handle(content, state)`` and
+``process(content)`` without tags, is run by the adapter of
+:mod:`~stream_parser.core._line_plugins`.
 """
 
 from __future__ import annotations
@@ -86,6 +90,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..errors import ConfigError
 from .events import (
     CodeBlockDeltaEvent,
     CodeBlockEvent,
@@ -93,6 +98,7 @@ from .events import (
     ParseErrorEvent,
     ParseEvent,
     Span,
+    TagDeltaEvent,
     TextOutputEvent,
 )
 from .value_run import ValueRun
@@ -103,6 +109,8 @@ if TYPE_CHECKING:
     from .xml_tools import XMLArgumentConverter
 
 __all__ = [
+    "CustomTagPlugin",
+    "EventFactory",
     "FastData",
     "FencedCodePlugin",
     "ParsePlugin",
@@ -270,6 +278,12 @@ class ParsePlugin:
         A plugin instance belongs to one parser; create one per parser.
         """
 
+    def reset(self) -> None:
+        """Called by ``StreamToolParser.reset()``: a new reply starts; forget the last one.
+
+        The default does nothing; a plugin that keeps state across blocks clears it here.
+        """
+
     def on_start(self, tag: str, span: Span) -> list[ParseEvent]:
         """Called when a start tag opens a block.  Return events to emit now."""
         return []
@@ -400,3 +414,72 @@ class FencedCodePlugin(ParsePlugin):
         if not newline:
             info, code = block.content, ""
         return [CodeBlockEvent(code=code, language=info.strip(), span=block.span)]
+
+
+EventFactory = Callable[[str, Span], ParseEvent]
+"""Builds a custom tag's event: ``(content, span) -> event`` (see :class:`CustomTagPlugin`)."""
+
+_TAG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:\-]*")
+
+
+class CustomTagPlugin(ParsePlugin):
+    r"""Any ``<tag>...</tag>`` block as an event of your choosing, without a subclass.
+
+    Args:
+        tag: the tag's name (``"note"``, or ``"<note>"``).
+        event_factory: builds the block's event when its end tag arrives, from the
+            content between the tags (verbatim) and the block's span (tags included):
+            ``event_factory(content, span)``.  The event must carry that span (it
+            replaces the block in the tiling, so it should be a block event, one whose
+            class has ``TILES = True``, such as :class:`CodeBlockEvent` or a class of
+            your own).
+        emit_deltas: while the block is open, stream its content as
+            :class:`TagDeltaEvent`\\ s (and only when the parser's ``emit_deltas`` is on).
+
+    An unclosed block at the end of the stream is an ``unclosed_block`` error and its
+    text, as for every plugin.
+
+    Raises:
+        ConfigError: ``tag`` is not a tag name; later, when a block ends, an event from
+            ``event_factory`` whose span is not the block's (the message names the tag).
+
+    Example:
+        >>> from stream_parser import CodeBlockEvent, StreamToolParser
+        >>> note = CustomTagPlugin(
+        ...     "note", event_factory=lambda content, span: CodeBlockEvent(
+        ...         code=content, language="note", span=span))
+        >>> parser = StreamToolParser({}, plugins=[note])
+        >>> [e.kind for e in parser.feed("<note>hi</note>") + parser.close()]
+        ['tag_delta', 'code_block']
+    """
+
+    def __init__(self, tag: str, *, event_factory: EventFactory, emit_deltas: bool = True) -> None:
+        name = tag[1:-1] if tag.startswith("<") and tag.endswith(">") else tag
+        if not isinstance(name, str) or _TAG_NAME.fullmatch(name) is None:
+            raise ConfigError(f"CustomTagPlugin: {tag!r} is not a tag name")
+        if not callable(event_factory):
+            raise ConfigError(f"CustomTagPlugin({name!r}): event_factory must be callable")
+        self.tag = name
+        self.name = f"custom_tag:{name}"
+        self.start_tags = (f"<{name}>",)
+        self.end_tag = f"</{name}>"
+        self.event_factory = event_factory
+        self.emit_deltas = emit_deltas
+
+    def bind(self, context: PluginContext) -> None:  # noqa: D102
+        self.emit_deltas = self.emit_deltas and context.config.emit_deltas
+
+    def on_data(self, data: str, span: Span) -> list[ParseEvent]:  # noqa: D102
+        if self.emit_deltas and data:
+            return [TagDeltaEvent(tag=self.tag, delta=data, span=span)]
+        return []
+
+    def on_end(self, block: PluginBlock) -> list[ParseEvent]:  # noqa: D102
+        event = self.event_factory(block.content, block.span)
+        if getattr(event, "span", None) != block.span:
+            raise ConfigError(
+                f"CustomTagPlugin({self.tag!r}): event_factory returned {event!r}, whose "
+                f"span is not the block's {block.span}; build the event with the span "
+                "it is given"
+            )
+        return [event]

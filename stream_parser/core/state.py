@@ -17,9 +17,12 @@ States
     the shortest suffix of what arrived that might still begin a recognised tag (a
     thinking start tag, a registered tool's start tag, a plugin's start tag), or a tool
     start tag plus the whitespace after it while we wait for the next non-whitespace
-    character (tool-block rule 3).  Everything before the tail has been emitted as
-    ``TextOutputEvent``.  The tail is at most the longest tag minus one character, plus
-    ``buffer_keep_size`` characters of whitespace (invariant 4).
+    character (tool-block rule 3).  In every dialect but XML it also holds the trailing
+    run of whitespace, which the next character decides as framing or text (whitespace
+    framing, ``_readers/text.py``).  Everything before the tail has been emitted as
+    ``TextOutputEvent`` (or ``FramingEvent``).  The tail is at most the longest tag minus
+    one character, plus ``buffer_keep_size`` characters of whitespace on each side of it
+    (invariant 4).
 
 ``THINKING``
     Inside a thinking block.  The parser searches each chunk, plus at most
@@ -67,6 +70,7 @@ Invariants (each has a property test)
 from __future__ import annotations
 
 import enum
+from typing import Protocol
 
 from ..errors import InternalError
 
@@ -131,17 +135,57 @@ TRANSITIONS: dict[tuple[ParseState, Trigger], ParseState] = {
 """``(state, trigger) -> next state``: every transition the parser may make."""
 
 
+class _Owner(Protocol):
+    """What a state manager shows of the parser it belongs to."""
+
+    @property
+    def pending(self) -> str: ...
+
+    def current_tool_name(self) -> str | None: ...
+
+    def reset(self) -> None: ...
+
+
 class ParseStateManager:
     """Holds the current state and applies transitions from :data:`TRANSITIONS`.
 
+    A parser's own manager (``StreamToolParser.state_manager``) also shows what the
+    parser holds back and the tool of an open call, and ``reset()`` resets the parser.
+
     Attributes:
         current_state: the state the parser is in.
+
+    Example:
+        >>> manager = ParseStateManager()
+        >>> manager.current_state, manager.buffer, manager.current_tool_name
+        (<ParseState.TEXT: 'text'>, '', None)
     """
 
-    __slots__ = ("current_state",)
+    __slots__ = ("_owner", "current_state")
 
-    def __init__(self, initial: ParseState = ParseState.TEXT) -> None:
+    def __init__(self, initial: ParseState = ParseState.TEXT, owner: _Owner | None = None) -> None:
         self.current_state = initial
+        self._owner = owner
+
+    @property
+    def buffer(self) -> str:
+        """The text received but held back, not yet in an event (the parser's ``pending``)."""
+        owner = self._owner
+        return "" if owner is None else owner.pending
+
+    @property
+    def current_tool_name(self) -> str | None:
+        """The tool of the call open in the XML format, or None outside one."""
+        owner = self._owner
+        return None if owner is None else owner.current_tool_name()
+
+    def reset(self) -> None:
+        """Back to ``TEXT``; a parser's manager resets the parser (a new reply starts)."""
+        owner = self._owner
+        if owner is None:
+            self.current_state = ParseState.TEXT
+        else:
+            owner.reset()
 
     def transition(self, trigger: Trigger) -> ParseState:
         """Move to the state that ``trigger`` leads to and return it.

@@ -41,6 +41,9 @@ class XMLToolParser(XMLArgumentConverter):
         {'path': ' a.py'}
     """
 
+    _whole_call_off: bool = False
+    """Set on the copy that the built-in methods parse with (see ``_tables._whole_call``)."""
+
     def parse_tool_xml(self, xml_content: str, tool_name: str) -> BaseModel | None:
         """Parse one complete tool call, ``<tool>...</tool>``, into its model instance.
 
@@ -61,7 +64,11 @@ class XMLToolParser(XMLArgumentConverter):
         config = dataclasses.replace(
             self.config, emit_deltas=False, strict=False, start_in_thinking=False
         )
-        parser = StreamToolParser(self.tool_registry, config=config, xml_parser=self)
+        # A subclass that overrides this method and calls it (super()) would be called
+        # back by the parser below: that parser builds models the built-in way.
+        converter = copy.copy(self)
+        converter._whole_call_off = True
+        parser = StreamToolParser(self.tool_registry, config=config, xml_parser=converter)
         for event in [*parser.feed(xml_content), *parser.close()]:
             if isinstance(event, ToolCallEvent) and event.tool_name == tool_name:
                 instance = event.tool_instance
@@ -91,6 +98,7 @@ class XMLToolParser(XMLArgumentConverter):
         # A shallow copy shares the compiled specs; only its build_instance records.
         recorder = copy.copy(self)
         recorder.build_instance = capture  # type: ignore[method-assign,assignment]
+        recorder._whole_call_off = True  # a parse_tool_xml of a subclass would skip capture
         config = dataclasses.replace(
             self.config, emit_deltas=False, strict=False, start_in_thinking=False
         )

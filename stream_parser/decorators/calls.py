@@ -43,8 +43,7 @@ from typing import Any, Final, TypeVar
 from ..agent import FunctionCallAgent, ReActAgent
 from ..agent._sync import iterate_sync
 from ..agent.loop import AgentLoop
-from ..agent.options import OPTION_NAMES, AgentConfig, Approver, Decision, Defer, agent_config
-from ..core.events import ToolCallEvent
+from ..agent.options import OPTION_NAMES, AgentConfig, agent_config
 from ..dialects import ModelDialect, get_dialect
 from ..dialects.detect import model_name_of, resolve_model_dialect
 from ..errors import ConfigError
@@ -292,14 +291,17 @@ class AgentSettings:
         """
         options = self.config.options()
         options["system_prompt"] = instructions
-        approve = options.get("approve")
-        if callable(approve):
-            options["approve"] = _refusing_defer(approve)
         chat_model = model if model is not None else self.model
+        agent: AgentLoop
         if self.protocol == "native":
-            return FunctionCallAgent(chat_model, self.tools, **options)
-        dialect = self.model_dialect if self.model_dialect is not None else self.protocol
-        return ReActAgent(chat_model, self.tools, dialect=dialect, **options)
+            agent = FunctionCallAgent(chat_model, self.tools, **options)
+        else:
+            dialect = self.model_dialect if self.model_dialect is not None else self.protocol
+            agent = ReActAgent(chat_model, self.tools, dialect=dialect, **options)
+        # A typed function cannot return a paused run: an approver's Defer() is refused,
+        # every approval of a reply asked before any of its calls runs.
+        agent._pause_refused = _NO_PAUSE
+        return agent
 
 
 # How close (difflib's ratio) a keyword must be to an agent option to be taken for a
@@ -370,23 +372,6 @@ _NO_PAUSE: Final = (
     'a typed function cannot pause: approve="defer" and Defer() are for the agents '
     "(FunctionCallAgent, ReActAgent), whose paused run resumes with agent.resume(...)"
 )
-
-
-def _refusing_defer(approver: Approver) -> Approver:
-    """The approver, with ``Defer()`` refused: a typed function cannot return a paused run.
-
-    The ``ConfigError`` is raised where the approver answers, before the call runs.
-    """
-
-    async def decide(call: ToolCallEvent) -> Decision:
-        decision = approver(call)
-        if inspect.isawaitable(decision):
-            decision = await decision
-        if isinstance(decision, Defer):
-            raise ConfigError(_NO_PAUSE)
-        return decision
-
-    return decide
 
 
 # --- tracing --------------------------------------------------------------------------------

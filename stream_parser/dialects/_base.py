@@ -88,6 +88,8 @@ class Dialect:
             set, or ``^`` and a complement); "" for what no other format claims.
         companion: for a ``<tool_call>`` format, a plugin (given the framing) that
             reads its calls written without ``<tool_call>``.
+        markers: the markers inside its blocks that its tokenizer streams as one token
+            each (besides its plugins' tags); ``check_dialect`` streams each as one.
     """
 
     name: ClassVar[str] = ""
@@ -102,6 +104,7 @@ class Dialect:
     block_reader: ClassVar[type[Reader] | None] = None
     first_chars: ClassVar[str] = ""
     companion: ClassVar[type[ParsePlugin] | None] = None
+    markers: ClassVar[tuple[str, ...]] = ()
 
     def record(self) -> DialectRecord:
         """The dialect's record for the registry: its facts, and itself as the writer.
@@ -125,6 +128,7 @@ class Dialect:
             first_chars=self.first_chars,
             # A companion's class takes the dialect's framing (BareFunctionPlugin).
             companion=cast("Callable[[Framing], ParsePlugin] | None", self.companion),
+            markers=self.markers,
         )
 
     def make_plugin(self, names: tuple[str, ...]) -> ParsePlugin | Sequence[ParsePlugin] | None:

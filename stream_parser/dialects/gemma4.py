@@ -303,6 +303,7 @@ class Gemma4Dialect(Dialect):
     framing = GEMMA4_FRAMING
     thinking = GEMMA4_THINKING
     special_tokens = True  # its markers are special tokens: servers drop them unless asked
+    markers = (STRING_DELIMITER,)
 
     def make_plugin(self, names: tuple[str, ...]) -> Sequence[ParsePlugin]:
         """A :class:`Gemma4Plugin`."""

@@ -463,6 +463,7 @@ class GlmDialect(ToolCallTagDialect):
     thinking = GLM_THINKING
     block_reader = GlmReader
     first_chars = "^{<["  # a name: anything but what hermes and qwen3_coder read
+    markers = (_KEY_OPEN, _KEY_CLOSE, _VALUE_OPEN, _VALUE_CLOSE)
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write the call compact, as the GLM-4.7 and 5.x chat templates render it.

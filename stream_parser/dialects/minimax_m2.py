@@ -42,10 +42,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ..core.kit import (
     QWEN3_FRAMING,
+    CallContext,
     FastData,
     ParsePlugin,
     PluginBlock,
-    PluginContext,
     ThinkingFormat,
     ValueRun,
     register,
@@ -53,7 +53,7 @@ from ..core.kit import (
 )
 from ._base import Dialect, value_text
 from .deepseek.dsml import DsmlMarkup, DsmlReader
-from .deepseek.section import _SectionPlugin, _SectionReader
+from .deepseek.section import _SectionPlugin
 from .llama import LlamaEndMarkers
 
 if TYPE_CHECKING:
@@ -126,8 +126,8 @@ def _unframe(raw: str) -> str:
 class MiniMaxReader(DsmlReader):
     """Reads one ``<minimax:tool_call>`` block: the DSML reader with MiniMax's tags."""
 
-    def __init__(self, context: PluginContext) -> None:
-        super().__init__(context, MINIMAX_MARKUP)
+    def __init__(self, call: CallContext) -> None:
+        super().__init__(call, MINIMAX_MARKUP)
         # The open value, which the core streams itself while a chunk holds no "<".
         self._value = ValueRun("<")
 
@@ -141,7 +141,7 @@ class MiniMaxReader(DsmlReader):
         """In a value, only a whole ``</parameter>`` needs the reader.
 
         A chunk without ``<`` is streamed by the core; :meth:`_take_chunk` takes any
-        other one, holding a ``</parameter>`` cut by its end as the reader would.
+        other one but one that ends with a cut ``</parameter>`` (the reader holds it).
         """
         fast = super().fast_path()
         call = self.current
@@ -151,19 +151,18 @@ class MiniMaxReader(DsmlReader):
         return None if fast is None else (_CLOSE_WHOLE, self._take_chunk, True)
 
     def _take_chunk(self, data: str, start: int, out: list[ParseEvent]) -> bool:
-        """A value's chunk without a whole ``</parameter>``: value, but a cut close."""
-        if self._hold:
-            return False  # a cut close held before it: the reader reads them together
-        # A cut close begins at the chunk's last "<" (the tag holds no other one).
+        """A value's chunk without a whole ``</parameter>``: all value, unless a close is cut.
+
+        A cut close begins at the chunk's last "<" (the tag holds no other one); such a
+        chunk goes to the reader, which holds the cut close until the next piece says
+        whether it closes the value.
+        """
         n = len(data)
         i = data.rfind("<", max(n - len(_PARAM_CLOSE) + 1, 0))
-        cut = n - i if i >= 0 and _PARAM_CLOSE.startswith(data[i:]) else 0
-        self._take(data, 0, n - cut, start, out)
-        if cut:
-            # The next piece, read with these characters, says whether they close it.
-            self._hold = data[-cut:]
-            self._hold_start = start + n - cut
+        if i >= 0 and _PARAM_CLOSE.startswith(data[i:]):
             self._value.armed = False
+            return False
+        self._take(data, 0, n, start, out)
         return True
 
     def value_run(self) -> ValueRun | None:
@@ -215,8 +214,7 @@ class MiniMaxToolCallPlugin(_SectionPlugin):
     start_tags: tuple[str, ...] = (CALL_START, "\n" + CALL_START)
     end_tag = CALL_END
 
-    def _new_reader(self, context: PluginContext) -> _SectionReader:
-        return MiniMaxReader(context)
+    reader = MiniMaxReader
 
 
 class MiniMaxEndMarker(LlamaEndMarkers):

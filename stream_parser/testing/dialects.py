@@ -9,8 +9,8 @@ of the dialect:
 * one character at a time;
 * split in two at every position;
 * as a tokenizer streams it: each of the dialect's markers (its plugins' tags, its
-  thinking tags, and any ``markers`` given) as one token, the text between them in runs
-  of three characters;
+  thinking tags, the ``markers`` of its record, and any ``markers`` given) as one token,
+  the text between them in runs of three characters;
 * in the case's own ``chunks``, when it gives them.
 
 Every run must be lossless (the tiling spans cover the text exactly; a call's ``raw``
@@ -74,7 +74,7 @@ from ..core.events import (
     ToolCallStartEvent,
     ToolParamDeltaEvent,
 )
-from ..core.kit import dialect_plugins
+from ..core.kit import dialect_plugins, dialect_record
 from ..core.parser import StreamToolParser
 from .events import assert_lossless, merge_deltas
 from .fixtures import TOOLS
@@ -123,8 +123,8 @@ def marker_tokens(text: str, markers: Iterable[str]) -> list[str]:
 
 
 def _markers(name: str, config: ParserConfig) -> set[str]:
-    """The dialect's own markers: its plugins' tags and its thinking tags."""
-    found: set[str] = set()
+    """The dialect's own markers: its plugins' tags, its thinking tags and its record's."""
+    found: set[str] = set(dialect_record(name).markers)
     for plugin in dialect_plugins((name,)):
         found.update(plugin.start_tags)
         found.add(plugin.end_tag)

@@ -8,6 +8,7 @@ from dataclasses import replace
 from ..core.events import (
     CodeBlockDeltaEvent,
     ParseEvent,
+    TagDeltaEvent,
     TextOutputEvent,
     ThinkingDeltaEvent,
     ToolArgumentsDeltaEvent,
@@ -29,6 +30,8 @@ def _merge_key(event: ParseEvent) -> tuple[object, ...] | None:
         return ("args", event.tool_name, event.call_index, event.call_id)
     if isinstance(event, CodeBlockDeltaEvent):
         return ("code", event.language)
+    if isinstance(event, TagDeltaEvent):
+        return ("tag", event.tag)
     return None
 
 

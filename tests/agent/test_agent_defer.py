@@ -16,6 +16,7 @@ from stream_parser.agent import (
     PausedRun,
     ReActAgent,
     ToolResultEvent,
+    UsageLimits,
 )
 from stream_parser.errors import ConfigError
 from stream_parser.testing import NativeCall, ScriptedModel, ScriptedReply, validate_history
@@ -100,7 +101,8 @@ def test_defer_pauses_after_the_calls_that_need_no_decision(kind: str, chunk_siz
     assert not [e for e in run.events if isinstance(e, ToolResultEvent) and e.tool_name == "send"]
     paused = run.pause_state()
     assert [r["text"] for r in paused.results] == ["3"]
-    assert paused.step == 1 and paused.tool_calls == 1 and paused.usage.requests == 1
+    # The deferred call is counted with the one that ran: it keeps its place under a limit.
+    assert paused.step == 1 and paused.tool_calls == 2 and paused.usage.requests == 1
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -323,3 +325,254 @@ def test_resume_sync_takes_the_json_and_denies(kind: str) -> None:
     assert validate_history(run.messages) == []
     denied = next(e for e in run.events if isinstance(e, ToolResultEvent)).result
     assert denied.error_type == "denied"
+
+
+# --- a result given by hand keeps its images --------------------------------------------------
+
+
+def _image(name: str) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{name}"}}
+
+
+# What each photo tool returns in this test (set per case).
+PHOTOS: dict[str, ToolResult] = {}
+
+
+@tool
+def shoot(place: str) -> ToolResult:
+    """Take a photo.
+
+    Args:
+        place: Where.
+    """
+    return PHOTOS["shoot"]
+
+
+@tool(requires_approval=True)
+def snap(place: str) -> ToolResult:
+    """Take a photo that needs approval.
+
+    Args:
+        place: Where.
+    """
+    return PHOTOS["snap"]
+
+
+def _photo(name: str, with_images: bool) -> ToolResult:
+    images = (_image(name.upper()),) if with_images else ()
+    return ToolResult(tool_name=name, text=f"photo by {name}", images=images)
+
+
+@pytest.mark.parametrize(
+    ("made_images", "hand_images"), [(False, True), (True, True), (True, False), (False, False)]
+)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_result_given_by_hand_keeps_its_images_as_a_made_one_would(
+    kind: str, made_images: bool, hand_images: bool
+) -> None:
+    PHOTOS["shoot"] = _photo("shoot", made_images)
+    by_hand = _photo("snap", hand_images)
+    replies = [
+        calls(kind, ("shoot", {"place": "a"}), ("snap", {"place": "b"})),
+        ScriptedReply(content="Nice photos."),
+    ]
+    agent_class = FunctionCallAgent if kind == "native" else ReActAgent
+    first = agent_class(ScriptedModel(replies), [shoot, snap], approve="defer").run_sync("Go")
+    assert first.reason == "paused"
+    paused = PausedRun.from_json(first.pause_state().to_json())
+    later = agent_class(ScriptedModel(replies[1:]), [shoot, snap], approve="defer")
+    run = later.resume_sync(paused, {first.pending_calls[0].call_id: by_hand})
+    assert run.reason == "done" and validate_history(run.messages) == []
+
+    # The same run, the tool itself making that result.
+    PHOTOS["snap"] = by_hand
+    twin = agent_class(ScriptedModel(replies), [shoot, snap], approve=lambda call: True)
+    whole = twin.run_sync("Go")
+    assert run.messages == whole.messages
+    sent = json.dumps(run.messages)
+    assert ("SNAP" in sent) is hand_images and ("SHOOT" in sent) is made_images
+
+
+# --- a pause with eager and with concurrent tools ---------------------------------------------
+
+
+class WatchedModel(ScriptedModel):
+    """A scripted model that lets other tasks run between deltas and says when it streams."""
+
+    streaming = False
+
+    async def _play(self, reply: Any, number: int) -> Any:
+        self.streaming = True
+        try:
+            async for delta in super()._play(reply, number):
+                await asyncio.sleep(0)  # as a network stream would: eager calls start
+                yield delta
+        finally:
+            self.streaming = False
+
+
+def _reading_tools(model: WatchedModel) -> list[Any]:
+    @tool(read_only=True)
+    def look(name: str) -> str:
+        """Look a name up.
+
+        Args:
+            name: The name.
+        """
+        RAN.append(f"look {name} {'while streaming' if model.streaming else 'after'}")
+        return f"{name} found"
+
+    @tool(read_only=True, requires_approval=True)
+    def peek(name: str) -> str:
+        """Look at a private record.
+
+        Args:
+            name: The name.
+        """
+        RAN.append(f"peek {name} {'while streaming' if model.streaming else 'after'}")
+        return f"{name}'s record"
+
+    return [look, peek]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_pause_with_eager_tools(kind: str) -> None:
+    replies = [
+        calls(kind, ("look", {"name": "a"}), ("peek", {"name": "b"}), ("look", {"name": "c"})),
+        ScriptedReply(content="Seen."),
+    ]
+    agent_class = FunctionCallAgent if kind == "native" else ReActAgent
+    model = WatchedModel([replies[0]], chunk_size=3)
+    first = agent_class(model, _reading_tools(model), approve="defer", eager_tools=True)
+    run = first.run_sync("Look")
+    assert run.reason == "paused"
+    assert [(call.name, call.arguments) for call in run.pending_calls] == [("peek", {"name": "b"})]
+    assert validate_history(run.messages, pending_calls_ok=True) == []
+    # The calls that need no decision ran; in text, eagerly (a deferred read does not hold
+    # back the reads after it); native calls are whole only when the reply ends.
+    when = "while streaming" if kind == "text" else "after"
+    assert list(RAN) == [f"look a {when}", f"look c {when}"]
+    paused = run.pause_state()
+    assert [result["text"] for result in paused.results] == ["a found", "c found"]
+
+    model = WatchedModel(replies[1:], chunk_size=3)
+    later = agent_class(model, _reading_tools(model), approve="defer", eager_tools=True)
+    resumed = later.resume_sync(paused.to_json(), {run.pending_calls[0].call_id: True})
+    assert resumed.reason == "done" and RAN[-1] == "peek b after"
+    assert validate_history(resumed.messages) == []
+
+    model = WatchedModel(replies, chunk_size=3)
+    twin = agent_class(model, _reading_tools(model), approve=lambda c: True, eager_tools=True)
+    whole = twin.run_sync("Look")
+    assert (whole.messages, whole.output) == (resumed.messages, resumed.output)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_pause_with_concurrent_tools(kind: str) -> None:
+    replies = [
+        calls(kind, ("send", {"to": "ann"}), ("add", {"a": 1, "b": 2}), ("send", {"to": "bob"})),
+        ScriptedReply(content="Sent."),
+    ]
+
+    def ann_later(call: Any) -> Any:
+        return Defer() if call.tool_instance.to == "ann" else True
+
+    run = agent_of(kind, replies, concurrent_tools=True, approve=ann_later).run_sync("Mail")
+    assert run.reason == "paused"
+    assert [call.arguments for call in run.pending_calls] == [{"to": "ann"}]
+    assert sorted(RAN) == ["add 1 2", "send bob"]
+    assert validate_history(run.messages, pending_calls_ok=True) == []
+    paused = PausedRun.from_json(run.pause_state().to_json())
+    assert [result["text"] for result in paused.results] == ["3", "sent to bob"]
+
+    later = agent_of(kind, replies[1:], concurrent_tools=True, approve=ann_later)
+    resumed = later.resume_sync(paused, {run.pending_calls[0].call_id: Deny("not ann")})
+    assert resumed.reason == "done" and sorted(RAN) == ["add 1 2", "send bob"]
+    assert validate_history(resumed.messages) == []
+
+    def deny_ann(call: Any) -> Any:
+        return Deny("not ann") if call.tool_instance.to == "ann" else True
+
+    whole = agent_of(kind, replies, concurrent_tools=True, approve=deny_ann).run_sync("Mail")
+    assert (whole.messages, whole.output) == (resumed.messages, resumed.output)
+
+
+# --- a pause at the call limit ------------------------------------------------------------
+
+
+def _over_the_limit(kind: str) -> list[Any]:
+    """A reply of three calls, the first deferred; a limit of two refuses the third."""
+    return [
+        calls(kind, ("send", {"to": "ann"}), ("add", {"a": 1, "b": 2}), ("add", {"a": 3, "b": 4})),
+        ScriptedReply(content="All done."),
+    ]
+
+
+LIMITS = [
+    pytest.param({"max_tool_calls": 2}, "max_tool_calls", id="max_tool_calls"),
+    pytest.param(
+        {"usage_limits": UsageLimits(tool_calls=2)}, "usage_limit", id="usage_limits.tool_calls"
+    ),
+]
+
+
+@pytest.mark.parametrize(("limit", "reason"), LIMITS)
+@pytest.mark.parametrize("decision", [True, Deny("no")], ids=["approved", "denied"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_pause_at_the_call_limit_ends_at_it_once_resumed(
+    kind: str, decision: Any, limit: dict[str, Any], reason: str
+) -> None:
+    first = agent_of(kind, _over_the_limit(kind), approve="defer", **limit).run_sync("Go")
+    # At the pause: the deferred call holds its place, the call past the limit is refused
+    # (it needs no decision), and the pause says which limit the run will end on.
+    assert first.reason == "paused" and RAN == ["add 1 2"]
+    assert first.limit is not None and (first.limit.limit, first.limit.used) == (2, 2)
+    assert first.events[-1].limit == first.limit
+    paused = first.pause_state()
+    assert paused.tool_calls == 2
+    assert [r["error_type"] for r in paused.results] == [None, "tool_call_limit"]
+
+    # At the resume: the deferred call is carried out (its place was kept), and the run
+    # ends at the limit without another request, as the run decided at once does.
+    later = agent_of(kind, [], approve="defer", **limit)
+    run = later.resume_sync(paused.to_json(), {first.pending_calls[0].call_id: decision})
+    assert run.reason == reason and run.limit == first.limit
+    assert run.usage.requests == 1 and run.tool_calls == 2
+    assert (["add 1 2", "send ann"] if decision is True else ["add 1 2"]) == RAN
+    assert validate_history(run.messages) == []
+    RAN.clear()
+    whole = agent_of(kind, _over_the_limit(kind), approve=lambda c: decision, **limit)
+    at_once = whole.run_sync("Go")
+    assert (at_once.messages, at_once.output, at_once.reason, at_once.limit) == (
+        run.messages,
+        run.output,
+        run.reason,
+        run.limit,
+    )
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_pause_at_the_call_limit_resumes_to_a_last_answer(kind: str) -> None:
+    options: dict[str, Any] = {"max_tool_calls": 2, "final_answer_at_limit": True}
+    first = agent_of(kind, _over_the_limit(kind), approve="defer", **options).run_sync("Go")
+    later = agent_of(kind, _over_the_limit(kind)[1:], approve="defer", **options)
+    run = later.resume_sync(first.pause_state(), {first.pending_calls[0].call_id: True})
+    assert run.reason == "done" and run.output == "All done." and run.usage.requests == 2
+    assert run.limit is not None and run.limit.name == "max_tool_calls"
+    RAN.clear()
+    whole = agent_of(kind, _over_the_limit(kind), approve=lambda c: True, **options)
+    at_once = whole.run_sync("Go")
+    assert (at_once.messages, at_once.output) == (run.messages, run.output)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_call_past_the_limit_is_refused_before_it_is_asked_about(kind: str) -> None:
+    replies = [calls(kind, ("add", {"a": 1, "b": 2}), ("send", {"to": "ann"})), "Done."]
+    asked: list[str] = []
+
+    def approve(call: Any) -> Any:
+        asked.append(call.tool_name)
+        return Defer()
+
+    run = agent_of(kind, replies, approve=approve, max_tool_calls=1).run_sync("Go")
+    assert asked == [] and run.reason == "max_tool_calls" and RAN == ["add 1 2"]

@@ -122,7 +122,8 @@ def test_hermes_call_with_text_around() -> None:
             ("start", "read_file", 0),
             ("args", '{"path": "src/app.py"}'),
             ("call", "read_file", ReadFile(path="src/app.py"), 0),
-            ("text", "\nDone."),
+            ("framing",),  # the line break after the call
+            ("text", "Done."),
         ],
     )
     call = next(e for e in events if isinstance(e, ToolCallEvent))
@@ -157,13 +158,17 @@ def test_hermes_several_calls_and_text_between() -> None:
         HERMES,
         f"A {one} B {two} C",
         [
-            ("text", "A "),
+            # The space before each call is framing, told once the call tiles; a space
+            # after a call, on its line, is the prose's.
+            ("text", "A"),
             ("start", "read_file", 0),
             ("args", '{"path": "a"}'),
+            ("framing",),
             ("call", "read_file", ReadFile(path="a"), 0),
-            ("text", " B "),
+            ("text", " B"),
             ("start", "search", 1),
             ("args", '{"query":"x","max_results":3,"tags":["a","b"]}'),
+            ("framing",),
             ("call", "search", Search(query="x", max_results=3, tags=["a", "b"]), 1),
             ("text", " C"),
         ],
@@ -315,9 +320,12 @@ def test_hermes_unclosed_call_is_not_executed() -> None:
         HERMES,
         text,
         [
-            ("text", "ok "),
+            # The space before the call is framing only if the call stands: a call
+            # that comes back as text comes with it.
+            ("text", "ok"),
             ("start", "read_file", 0),
             ("args", '{"path": "a"}'),
+            ("text", " "),
             ("error", "unclosed_tool"),
             ("text", text[3:]),
         ],
@@ -428,7 +436,8 @@ def test_qwen3_call_with_text_around_and_typed_values() -> None:
             ("param", "max_results", "\n5\n"),
             ("param", "tags", '\n["a", "b"]\n'),
             ("call", "search", Search(query="stream parser", max_results=5, tags=["a", "b"]), 0),
-            ("text", "\nDone."),
+            ("framing",),
+            ("text", "Done."),
         ],
     )
     start = next(e for e in events if isinstance(e, ToolCallStartEvent))
@@ -452,9 +461,10 @@ def test_qwen3_several_calls_and_raw_content() -> None:
             ("param", "path", "a.py"),
             ("param", "content", "\n  x = 1\n\n"),
             ("call", "write_to_file", WriteToFile(path="a.py", content="  x = 1\n"), 0),
-            ("text", " then "),
+            ("text", " then"),
             ("start", "read_file", 1),
             ("param", "path", " b.py "),
+            ("framing",),
             ("call", "read_file", ReadFile(path=" b.py "), 1),
             ("text", "."),
         ],
@@ -640,7 +650,8 @@ def test_both_formats_in_one_stream() -> None:
             ("start", "read_file", 1),
             ("param", "path", "b"),
             ("call", "read_file", ReadFile(path="b"), 1),
-            ("text", "\n<read_file><path>c</path></read_file>"),
+            ("framing",),  # the line break after a call; no xml: the tags are text
+            ("text", "<read_file><path>c</path></read_file>"),
         ],
     )
 

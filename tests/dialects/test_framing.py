@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from stream_parser import (
     CodeBlockEvent,
+    FramingEvent,
     NoticeEvent,
     ParseEvent,
     ParsePlugin,
@@ -108,25 +109,27 @@ def test_the_xml_dialect_has_no_framing() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "content", "after"),
+    ("text", "content", "after", "framing"),
     [
-        ("<think>hm</think>ok", "hm", "ok"),  # no framing: nothing to remove
-        ("<think>\n\nhm\n\n</think>\n\n\nok", "\nhm\n", "\nok"),  # one of each only
-        ("<think>\nhm</think>\nok", "hm", "\nok"),  # a partial blank line is text
-        ("<think>hm\n</think>ok", "hm", "ok"),
-        ("<think>\n</think>\n\n", "", ""),
-        ("<think></think>", "", ""),
-        ("<think>a\nb</think>\n", "a\nb", "\n"),
-        ("<think>\r\nhm\r\n</think>", "\r\nhm\r", ""),  # only the template's "\n" is framing
+        ("<think>hm</think>ok", "hm", "ok", []),  # no framing: nothing to remove
+        # One of each in the block's span; the line break left after it is framing too.
+        ("<think>\n\nhm\n\n</think>\n\n\nok", "\nhm\n", "ok", ["\n"]),
+        ("<think>\nhm</think>\nok", "hm", "ok", ["\n"]),  # a partial blank line
+        ("<think>hm\n</think>ok", "hm", "ok", []),
+        ("<think>\n</think>\n\n", "", "", []),
+        ("<think></think>", "", "", []),
+        ("<think>a\nb</think>\n", "a\nb", "", ["\n"]),
+        ("<think>\r\nhm\r\n</think>", "\r\nhm\r", "", []),  # only the template's "\n"
     ],
 )
-def test_thinking_framing_is_exact(text: str, content: str, after: str) -> None:
+def test_thinking_framing_is_exact(text: str, content: str, after: str, framing: list[str]) -> None:
     events = assert_all_splittings(factory(HERMES), text)
     thinking = next(e for e in events if isinstance(e, ThinkingEvent))
     assert thinking.content == content
     deltas = "".join(e.delta for e in events if e.kind == "thinking_delta")  # type: ignore[attr-defined]
     assert deltas == content
     assert "".join(e.text for e in events if e.kind == "text") == after  # type: ignore[attr-defined]
+    assert [e.text for e in events if isinstance(e, FramingEvent)] == framing
 
 
 def test_unclosed_thinking_keeps_its_last_newline() -> None:
@@ -168,7 +171,8 @@ def test_the_newline_before_a_call_belongs_to_it() -> None:
         ("text", "Reading it.", (0, 11)),
         ("call", ReadFile(path="a.py"), (11, 11 + 1 + len(HERMES_CALL))),
         ("call", ReadFile(path="a.py"), (12 + len(HERMES_CALL), 13 + 2 * len(HERMES_CALL))),
-        ("text", "\nDone.", (13 + 2 * len(HERMES_CALL), len(text))),
+        # The line break after the last call is framing (a FramingEvent, not shown).
+        ("text", "Done.", (14 + 2 * len(HERMES_CALL), len(text))),
     ]
 
 
@@ -223,7 +227,8 @@ def test_bare_function_call_is_read() -> None:
             ("start", "read_file", 0),
             ("param", "path", "\na.py\n"),
             ("call", "read_file", ReadFile(path="a.py"), 0),
-            ("text", "\nDone."),
+            ("framing",),
+            ("text", "Done."),
         ],
     )
     call = next(e for e in assert_all_splittings(factory(QWEN), text) if e.kind == "tool_call")
@@ -387,6 +392,7 @@ def test_tool_call_tag_cut_right_after_it_is_a_cut_call(dialects: tuple[str, ...
         ("text", "\n<tool_call>\n", (8, len(text))),
     ]
     # Without a line break too: the reply was cut right after the opener, not prose.
+    # The cut call comes back as text with the space before it.
     text = "Checking <tool_call>"
     assert _spans(dialects, text) == [
         ("text", "Checking ", (0, 9)),

@@ -207,7 +207,8 @@ def test_parallel_calls_and_text_between() -> None:
         ("read_file", ReadFile(path="a")),
     ]
     assert [e.call_index for e in events if isinstance(e, ToolCallEvent)] == [0, 1, 2]
-    assert text_of(events) == "A  B  C"
+    # The spaces before the calls are framing; those after them, on their line, prose.
+    assert text_of(events) == "A B C"
 
 
 def test_tool_response_marker_after_a_call_belongs_to_the_call() -> None:

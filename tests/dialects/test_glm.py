@@ -128,7 +128,7 @@ def test_a_call_with_text_around_streams_its_arguments(sep: str) -> None:
     text = "Reading it. " + call("read_file", ("path", "src/app.py"), sep=sep) + " Done."
     events = events_of(text)
     assert calls(events) == [("read_file", ReadFile(path="src/app.py"))]
-    assert text_of(events) == "Reading it.  Done."
+    assert text_of(events) == "Reading it. Done."  # the space before the call is framing
     starts = [e for e in events if isinstance(e, ToolCallStartEvent)]
     assert [e.tool_name for e in starts] == ["read_file"]
     deltas = [e for e in events if isinstance(e, ToolParamDeltaEvent)]
@@ -203,7 +203,8 @@ def test_parallel_calls_and_text_between() -> None:
         ("get_weather", GetWeather(city="Beijing")),
         ("get_weather", GetWeather(city="Paris", days=2)),
     ]
-    assert text_of(events) == "First  then  after"
+    # The spaces before the calls are framing; those after them, on their line, prose.
+    assert text_of(events) == "First then after"
     indexes = [e.call_index for e in events if isinstance(e, ToolCallEvent)]
     assert indexes == sorted(set(indexes))
 

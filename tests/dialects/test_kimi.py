@@ -463,9 +463,7 @@ def test_fixture(case: dict[str, Any]) -> None:
     if "file" in case:
         case["text"] = (FIXTURES / case["file"]).read_text(encoding="utf-8")
     config = {"start_in_thinking": False}  # unless the case says otherwise
-    events = check_dialect("kimi", [case], tools=TOOLS, config=config, markers=MARKERS)[
-        case["name"]
-    ]
+    events = check_dialect("kimi", [case], tools=TOOLS, config=config)[case["name"]]
     calls = [e for e in events if isinstance(e, ToolCallEvent)]
     deltas = [e for e in events if isinstance(e, (ToolArgumentsDeltaEvent, ToolParamDeltaEvent))]
     assert all(d.call_index in {c.call_index for c in calls} or errors(events) for d in deltas)

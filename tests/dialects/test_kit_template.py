@@ -124,7 +124,8 @@ CASES = [
         "text": "Looking.<<<read_file|path=a>b.py>>> then <<<search|query=x|max_results=2>>>",
         "calls": [["read_file", {"path": "a>b.py"}], ["search", {"query": "x", "max_results": 2}]],
         "errors": [],
-        "text_out": "Looking. then ",
+        "text_out": "Looking. then",
+        "framing": [" "],  # whitespace before a call, in any dialect but XML
     },
     {
         "name": "unknown_and_malformed",
@@ -172,3 +173,26 @@ def test_a_reader_that_depends_on_the_chunking_fails_with_the_chunking() -> None
     message = str(failed.value)
     assert "case 'two_calls' reads differently one character at a time" in message
     assert "event 1:" in message and "whole text gave" in message
+
+
+def test_check_dialect_streams_the_markers_a_record_lists_as_one_token_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # DeepSeek's tool separator is no plugin's tag: only its record names it.
+    fed: list[str] = []
+
+    class Recording(StreamToolParser):
+        def feed(self, chunk: str) -> list[Any]:
+            fed.append(chunk)
+            return super().feed(chunk)
+
+    monkeypatch.setattr("stream_parser.testing.dialects.StreamToolParser", Recording)
+    sep = "<\uff5ctool\u2581sep\uff5c>"
+    begin, end = "<\uff5ctool\u2581call\u2581begin\uff5c>", "<\uff5ctool\u2581call\u2581end\uff5c>"
+    text = (
+        f"<\uff5ctool\u2581calls\u2581begin\uff5c>{begin}read_file{sep}"
+        f'{{"path": "a"}}{end}<\uff5ctool\u2581calls\u2581end\uff5c>'
+    )
+    case = {"name": "one", "text": text, "calls": [["read_file", {"path": "a"}]]}
+    check_dialect("deepseek", [case], config={"start_in_thinking": False})
+    assert sep in fed and begin in fed and end in fed

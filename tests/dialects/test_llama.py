@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
@@ -29,11 +29,13 @@ from stream_parser import (
     ToolCallStartEvent,
     ToolParamDeltaEvent,
 )
+from stream_parser.core.kit import ReaderPlugin
 from stream_parser.dialects import DIALECTS, get_dialect
 from stream_parser.dialects.llama import (
     CALL_TAGS,
     END_MARKERS,
     LlamaDialect,
+    PythonicReader,
     format_pythonic_call,
     parse_pythonic_call,
 )
@@ -131,9 +133,10 @@ def test_calls_count_only_at_the_start_of_the_reply() -> None:
     call = '{"name": "read_file", "parameters": {"path": "a"}}'
     events = events_of(f"Sure: {call}")
     assert not calls(events) and text_of(events) == f"Sure: {call}"
-    events = events_of(f"\n\n {call}")  # whitespace before it is fine
+    events = events_of(f"\n\n {call}")  # whitespace before it is fine: framing
     assert calls(events) == [("read_file", ReadFile(path="a"))]
-    assert text_of(events) == "\n\n "
+    assert text_of(events) == ""
+    assert [e.text for e in events if isinstance(e, FramingEvent)] == ["\n\n "]
 
 
 def test_parallel_calls_separated_by_semicolons_and_newlines() -> None:
@@ -164,8 +167,8 @@ def test_text_after_the_calls() -> None:
     a = '{"name": "read_file", "parameters": {"path": "a"}}'
     events = events_of(a + "<|eot_id|>\nDone. {not a call}")
     assert calls(events) == [("read_file", ReadFile(path="a"))]
-    assert text_of(events) == "\nDone. {not a call}"
-    assert [e.text for e in events if isinstance(e, FramingEvent)] == ["<|eot_id|>"]
+    assert text_of(events) == "Done. {not a call}"
+    assert [e.text for e in events if isinstance(e, FramingEvent)] == ["<|eot_id|>", "\n"]
     # After the calls a partial end marker is text.
     events = events_of(a + "<|eo!")
     assert calls(events) and text_of(events) == "<|eo!"
@@ -285,6 +288,37 @@ def test_pythonic_values_stream_verbatim() -> None:
     ]
 
 
+class _PythonicAfterMarker(ReaderPlugin):
+    """A format of its own that writes the pythonic list after a marker of its choice."""
+
+    name = "pythonic_after_marker"
+    start_tags = ("<calls>",)
+    end_tag = ""
+    reader = PythonicReader
+    reserve_index = False
+
+
+def test_the_pythonic_reader_serves_a_format_with_markers_of_its_own() -> None:
+    text = "Sure.<calls> [read_file(path='a.py'), search(query=\"x\")]\nDone."
+    events = support.checked_events(
+        lambda: StreamToolParser(TOOLS, plugins=[_PythonicAfterMarker()]),
+        text,
+        support.tokens(re.compile("<calls>"), text),
+    )
+    assert calls(events) == [("read_file", ReadFile(path="a.py")), ("search", Search(query="x"))]
+    assert [e.text for e in events if isinstance(e, FramingEvent)] == ["<calls> [", ", ", "]\n"]
+    assert text_of(events) == "Sure.Done."
+    starts = [e.call_index for e in events if isinstance(e, ToolCallStartEvent)]
+    assert starts == [0, 1]
+    # Without the list after it, the marker is framing and the rest is text.
+    events = support.checked_events(
+        lambda: StreamToolParser(TOOLS, plugins=[_PythonicAfterMarker()]),
+        "<calls> no",
+        ["<calls>", " no"],
+    )
+    assert calls(events) == [] and text_of(events) == "no"
+
+
 def test_pythonic_values_are_never_evaluated() -> None:
     for text in (
         "[read_file(path=__import__('os').getcwd())]",
@@ -330,10 +364,13 @@ def test_pythonic_list_cut() -> None:
 
 def test_text_before_between_and_after() -> None:
     # Before: whitespace only (a call is the reply); between: separators; after: text.
+    # The whitespace before the calls is framing, as the list's own markup is.
     text = ' \n[read_file(path="a"),\n search(query="b")]\n\nThe files.'
     events = events_of(text)
     assert len(calls(events)) == 2
-    assert text_of(events) == " \nThe files."
+    assert text_of(events) == "The files."
+    framing = [e.text for e in events if isinstance(e, FramingEvent)]
+    assert framing == [" \n", "[", ",\n ", "]\n\n"]
 
 
 # --- writing --------------------------------------------------------------------------------
@@ -475,6 +512,8 @@ _PIECES = st.sampled_from(
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(_PIECES, max_size=8), st.sampled_from(ENDINGS))
+# A call opener after framing at the reply's start: the start's tags still count there.
+@example(["<|python_end|>", "{", "<|python_tag|>"], None)
 def test_any_stream_reads_the_same_however_it_is_cut(
     pieces: list[str], end: ChatDelta | None
 ) -> None:

@@ -134,7 +134,7 @@ def test_v11_parallel_calls_with_ids_and_text_between() -> None:
         "a1b2c3d4e",
         "f5g6h7i8j",
     ]
-    assert text_of(events) == " and "
+    assert text_of(events) == " and"  # the space before the second call is framing
 
 
 def test_v11_name_followed_by_its_object_directly() -> None:
@@ -221,8 +221,9 @@ def test_v3_parallel_calls_in_one_array() -> None:
         ("get_weather", GetWeather(location="Paris"), 0),
         ("add_numbers", AddNumbers(a=2, b=40), 1),
     ]
-    assert [e.text for e in events if isinstance(e, FramingEvent)] == ["[TOOL_CALLS] [", ", ", "]"]
-    assert text_of(events) == "\nThat is all."
+    framing = [e.text for e in events if isinstance(e, FramingEvent)]
+    assert framing == ["[TOOL_CALLS] [", ", ", "]", "\n"]  # and the line break after the calls
+    assert text_of(events) == "That is all."
     deltas = [e.delta for e in events if isinstance(e, ToolArgumentsDeltaEvent)]
     assert deltas == ['{"location": "Paris"}', '{"a": 2, "b": 40}']
 

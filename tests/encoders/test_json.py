@@ -24,6 +24,7 @@ from stream_parser import (
     NoticeEvent,
     ParseErrorEvent,
     StepStartEvent,
+    TagDeltaEvent,
     TextOutputEvent,
     ThinkingDeltaEvent,
     ThinkingEvent,
@@ -141,6 +142,7 @@ def strategies(text: st.SearchStrategy[str], finite: bool) -> dict[type, st.Sear
         build(CodeBlockDeltaEvent, delta=text, language=text, span=spans()),
         build(CodeBlockEvent, code=text, language=text, span=spans()),
         build(FramingEvent, text=text, span=spans()),
+        build(TagDeltaEvent, tag=text, delta=text, span=spans()),
         build(StepStartEvent, step=index),
         build(
             RequestDoneEvent,
@@ -199,6 +201,7 @@ def test_the_strategies_cover_every_kind() -> None:
         "code_block_delta",
         "code_block",
         "framing",
+        "tag_delta",
         "step_start",
         "request_done",
         "tool_result",

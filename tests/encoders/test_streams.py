@@ -20,6 +20,7 @@ from stream_parser import (
     NoticeEvent,
     ParseErrorEvent,
     StepStartEvent,
+    TagDeltaEvent,
     TextOutputEvent,
     ThinkingDeltaEvent,
     ThinkingEvent,
@@ -75,6 +76,7 @@ SAMPLE: list[Event] = [
     CodeBlockDeltaEvent(delta=ODD, language=ODD, span=(9, 10)),
     CodeBlockEvent(code=ODD, language="py", span=(9, 20)),
     FramingEvent(text=ODD, span=(20, 21)),
+    TagDeltaEvent(tag="note", delta=ODD, span=(21, 22)),
     RequestDoneEvent(
         step=1,
         started_at=1.5e9,

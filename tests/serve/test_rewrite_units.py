@@ -210,7 +210,8 @@ def test_a_written_call_becomes_a_native_call_with_the_upstreams_identity(cut: i
     }
     deltas = [c["choices"][0]["delta"] for c in chunks]
     assert deltas[0] == {"role": "assistant", "content": ""}
-    assert "".join(d.get("content", "") for d in deltas) == "I add. "
+    # The space before the call is framing: not content.
+    assert "".join(d.get("content", "") for d in deltas) == "I add."
     calls = [d["tool_calls"][0] for d in deltas if "tool_calls" in d]
     assert [(c["index"], c["function"]["name"], c["function"]["arguments"]) for c in calls] == [
         (0, "add", '{"a": 1}')
@@ -316,6 +317,6 @@ def test_a_whole_completion_is_rewritten() -> None:
     (choice,) = out["choices"]
     assert choice["finish_reason"] == "tool_calls"
     message = choice["message"]
-    assert message["content"] == "I add. " and message["reasoning_content"] == "hm"
+    assert message["content"] == "I add." and message["reasoning_content"] == "hm"
     assert message["tool_calls"][0]["function"] == {"name": "add", "arguments": '{"a": 1}'}
     assert rewriter.rewrite_completion(b'{"error": "x"}') == b'{"error": "x"}'

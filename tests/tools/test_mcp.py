@@ -405,7 +405,8 @@ def test_a_sessions_loop_that_stops_during_a_sync_call_is_an_error_result() -> N
         model = ScriptedModel([native("wait"), "carried on"])
         agent = FunctionCallAgent(model, registry)
         # The loop stops while the wait call is on it: the call can never be answered.
-        stopper = threading.Timer(0.5, lambda: loop.call_soon_threadsafe(loop.stop))
+        # (The call waits for ever, so the 2 s only give a loaded machine time to send it.)
+        stopper = threading.Timer(2.0, lambda: loop.call_soon_threadsafe(loop.stop))
         stopper.start()
         run = agent.run_sync("go")
         stopper.join()

@@ -17,6 +17,7 @@ flag: it is the state staying the same.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
@@ -41,6 +42,8 @@ __all__ = [
     "Stopped",
 ]
 
+_log: Final = logging.getLogger("stream_parser.core.parser")
+
 # Verdicts of a look-ahead decision ("does this tag open a block?", "does this closing
 # tag end the value?").  Plain ints, not an Enum: they are compared in the hot path,
 # which is meant to be compiled with mypyc, where Final ints are constants.
@@ -57,6 +60,11 @@ chunk qualifies) and the function that takes a whole chunk as plain content (Non
 fast path).  The function may still refuse a chunk by returning False, before it has
 changed anything.  With ``Reader.holds_cut`` it is also given held text and the next
 chunk together, and the part of a chunk before a tag cut by its end."""
+
+
+def _hold_nothing(text: str) -> None:
+    """``Cursor.hold`` of a cursor without a driver: nothing may be left."""
+    raise InternalError("text was left for a driver that cannot hold it")
 
 
 class Cursor:
@@ -76,16 +84,28 @@ class Cursor:
         in_fence: inside a fenced code block (``fence_aware``).
         call_count: call indexes reserved so far.
         move: the driver's state transition (takes a ``Trigger``).
+        hold: the driver's hold of text that a fast path left at the end of a chunk
+            (the text reader's trailing whitespace): it waits as a cut tag does.
         back: the absolute offset the driver must read again from, after a reader gave
             back text it had consumed (see :meth:`give_back`); -1 when none.
         back_text: the given-back text that lies before the buffer (from ``back`` up to
             ``offset``); empty when ``back`` is inside the buffer.
         back_prev: the character before ``back``.
+        debug: the ``stream_parser`` loggers take DEBUG records (asked by the driver at
+            each state change): error events are then logged too.
         cut: set by ``close()``: the stream was cut (``finish_reason == "length"`` or a
             stream error) rather than ended normally; open plugin blocks learn it.
         reply_start: nothing but whitespace, thinking and framing was read yet, while
             a plugin tag counts only there (``reply_start_only``); False otherwise,
             which also spares the text reader the check.
+        edge: nothing but whitespace was read in text since the reply started or a
+            block ended (the driver sets it as it comes back to ``TEXT``): whitespace
+            read there is framing up to its last line break, in a dialect whose
+            whitespace around blocks is framing (see the text reader).
+        long_space: the run of whitespace being read is longer than ``ws_cap``, so
+            none of it is framing: it is text up to the next other character.
+        settle: a block just ended: the text reader works out ``edge`` from the
+            block's last event before it reads on.
     """
 
     __slots__ = (
@@ -96,12 +116,17 @@ class Cursor:
         "call_count",
         "config",
         "cut",
+        "debug",
+        "edge",
         "emit_deltas",
         "final",
+        "hold",
         "in_fence",
+        "long_space",
         "move",
         "offset",
         "reply_start",
+        "settle",
         "ws_cap",
     )
 
@@ -115,11 +140,16 @@ class Cursor:
         self.in_fence = False
         self.call_count = 0
         self.move = move
+        self.hold: Callable[[str], None] = _hold_nothing  # the driver's, set by the parser
         self.back = -1
         self.back_text = ""
         self.back_prev = ""
         self.cut = False
         self.reply_start = False
+        self.edge = True  # the reply starts here
+        self.long_space = False
+        self.settle = False
+        self.debug = False
 
     @property
     def prev_char(self) -> str:
@@ -185,6 +215,8 @@ class Cursor:
             call_index=call_index,
             span=span,
         )
+        if self.debug:
+            _log.debug("%s at %s: %s", event.error_type, span, message)
         if self.config.strict:
             raise StrictModeError(event)
         out.append(event)
@@ -239,10 +271,13 @@ class Cursor:
         Raises:
             StrictModeError: ``config.strict`` is set and one of them is an error.
         """
-        if self.config.strict:
+        if self.debug or self.config.strict:
             for event in events:
                 if isinstance(event, ParseErrorEvent):
-                    raise StrictModeError(event)
+                    if self.debug:
+                        _log.debug("%s at %s: %s", event.error_type, event.span, event.message)
+                    if self.config.strict:
+                        raise StrictModeError(event)
         out.extend(events)
 
 

@@ -10,6 +10,16 @@ bounded by ``max_tool_size`` through the shared size guard; a block that grows p
 is reported by the plugin (``on_too_large``) and the rest of it, up to its end tag,
 streams as text.  The plugin never sees the parser's buffer, only its own content.
 
+The whitespace that the text reader read right before the start tag, when it may be
+framing (see the text reader), comes with the block (``lead``): the plugin's first
+event that tiles the stream decides it.  If that is text (the block turned out to be
+text: a cut call, a token written in prose), the whitespace is text, so the raw text
+reads as the model wrote it; otherwise it is framing.  It comes first among the events
+of the hook that gave that event.
+A plugin's tiling events come only from ``on_start``, ``on_end``, ``on_unclosed`` and
+the core's text of a too-large block (``on_data`` and the fast path are outside the
+tiling), so the fast path never has to look.
+
 A plugin may also end its block itself (``ParsePlugin.ends_at``): after each piece of
 content it may name an offset inside that piece where the block ended.  The reader then
 closes the block there and returns that position, so the driver reads the rest of the
@@ -36,7 +46,13 @@ from typing import Final
 
 from ...errors import InternalError
 from .._scan import TagSpec, longest_prefix_suffix
-from ..events import ParseEvent, TextOutputEvent, _fast_arguments_delta, _fast_param_delta
+from ..events import (
+    FramingEvent,
+    ParseEvent,
+    TextOutputEvent,
+    _fast_arguments_delta,
+    _fast_param_delta,
+)
 from ..plugins import ParsePlugin, PluginBlock, tag_stop
 from ..state import Trigger
 from ..value_run import ValueRun
@@ -100,16 +116,21 @@ class OpenPluginBlock(BoundedBlock):
         tag: the start tag that opened it.
         end_tag: the tag that closes it.
         pieces: the content so far (until it is too large), folded as it grows.
+        lead: whitespace right before the start tag, text or framing as the block's
+            first tiling event says; "" once emitted, or when there is none.
     """
 
-    __slots__ = ("end_tag", "pieces", "plugin", "tag")
+    __slots__ = ("end_tag", "lead", "pieces", "plugin", "tag")
 
-    def __init__(self, plugin: ParsePlugin, spec: TagSpec, start: int, max_size: int) -> None:
+    def __init__(
+        self, plugin: ParsePlugin, spec: TagSpec, start: int, max_size: int, lead: str = ""
+    ) -> None:
         super().__init__(start, max_size)
         self.plugin = plugin
         self.tag = spec.tag
         self.end_tag = spec.end_tag
         self.pieces = Pieces()
+        self.lead = lead
 
     def finished(self, end_tag: str, end: int) -> PluginBlock:
         """The block as handed to the plugin: content joined, ``end`` its absolute end."""
@@ -195,27 +216,50 @@ class PluginReader(BoundedReader[OpenPluginBlock]):
         pieces.append(chunk)
         return True
 
-    def open(self, spec: TagSpec, i: int, out: list[ParseEvent]) -> int:
-        """The start tag ``spec`` is at ``i``: open its plugin's block."""
+    def open(self, spec: TagSpec, i: int, out: list[ParseEvent], lead: str = "") -> int:
+        """The start tag ``spec`` is at ``i``: open its plugin's block.
+
+        ``lead``: the whitespace right before the tag that goes with the block.
+        """
         plugin = spec.plugin
         if plugin is None:  # pragma: no cover - a TagSpec of kind PLUGIN always has one
             raise InternalError("plugin tag without a plugin")
         cur = self.cur
         cur.move(Trigger.PLUGIN_START)
         start = cur.offset + i
-        self.block = block = OpenPluginBlock(plugin, spec, start, cur.config.max_tool_size)
+        block = OpenPluginBlock(plugin, spec, start, cur.config.max_tool_size, lead)
+        self.block = block
         end = i + len(spec.tag)
-        cur.extend(out, plugin.on_start(spec.tag, (start, start + len(spec.tag))))
+        self._emit(block, out, plugin.on_start(spec.tag, (start, start + len(spec.tag))))
         if plugin.ends_at() is not None:  # a block that is its start tag alone
             self._close(block, "", end, out)
         return end
+
+    def _emit(
+        self, block: OpenPluginBlock, out: list[ParseEvent], events: list[ParseEvent]
+    ) -> None:
+        """Emit a hook's events, the block's lead first if one of them tiles."""
+        if block.lead:
+            for event in events:
+                if event.TILES and event.span[0] != event.span[1]:
+                    out.append(self._lead(block, event))
+                    break
+        self.cur.extend(out, events)
+
+    def _lead(self, block: OpenPluginBlock, first: ParseEvent) -> ParseEvent:
+        """The block's lead as an event: text if ``first`` is text, framing otherwise."""
+        lead, block.lead = block.lead, ""
+        span = (block.start - len(lead), block.start)
+        if isinstance(first, TextOutputEvent):
+            return TextOutputEvent(text=lead, span=span)
+        return FramingEvent(text=lead, span=span)
 
     def _close(self, block: OpenPluginBlock, end_tag: str, end: int, out: list[ParseEvent]) -> None:
         """The block ends at ``end`` (in the buffer): the plugin turns it into events."""
         finished = block.finished(end_tag, self.cur.offset + end)
         self.block = None
         self.cur.move(Trigger.PLUGIN_END)
-        self.cur.extend(out, block.plugin.on_end(finished))
+        self._emit(block, out, block.plugin.on_end(finished))
 
     def steps(self, block: OpenPluginBlock, buf: str, pos: int, out: list[ParseEvent]) -> int:
         """Content up to an end tag that the plugin accepts, or up to a possible one."""
@@ -287,8 +331,8 @@ class PluginReader(BoundedReader[OpenPluginBlock]):
         content = block.pieces.text()
         span = (block.start, block.start + len(block.tag) + len(content))
         info = PluginBlock(block.tag, "", content, span)
-        self.cur.extend(out, block.plugin.on_too_large(info))
-        out.append(TextOutputEvent(text=info.raw, span=span))
+        text = TextOutputEvent(text=info.raw, span=span)
+        self._emit(block, out, [*block.plugin.on_too_large(info), text])
         block.pieces = Pieces()
 
     def passthrough(self, block: OpenPluginBlock, buf: str, pos: int, out: list[ParseEvent]) -> int:
@@ -314,4 +358,4 @@ class PluginReader(BoundedReader[OpenPluginBlock]):
             return
         content = block.pieces.text()
         info = PluginBlock(block.tag, "", content, (block.start, self.cur.offset), self.cur.cut)
-        self.cur.extend(out, block.plugin.on_unclosed(info))
+        self._emit(block, out, block.plugin.on_unclosed(info))

@@ -51,7 +51,7 @@ from ..events import ParseEvent, ToolCallStartEvent
 from ..state import ToolPhase, Trigger
 from ..xml_tools import XMLArgumentConverter
 from .base import Cursor
-from .tool_base import PARAM_OPEN, PARAM_OPEN_PARTIAL, WS
+from .tool_base import PARAM_OPEN, PARAM_OPEN_PARTIAL, WS, WholeCall
 from .tool_block import ToolBlock, ToolTable
 from .tool_pending import PendingSteps
 
@@ -66,8 +66,15 @@ class ToolReader(PendingSteps):
 
     __slots__ = ()
 
-    def __init__(self, cur: Cursor, table: ToolTable, converter: XMLArgumentConverter) -> None:
+    def __init__(
+        self,
+        cur: Cursor,
+        table: ToolTable,
+        converter: XMLArgumentConverter,
+        whole_call: WholeCall | None = None,
+    ) -> None:
         super().__init__(cur, table, converter)
+        self.whole_call = whole_call
         self._steps = {
             ToolPhase.BODY: self._body,
             ToolPhase.VALUE: self._value_step,

@@ -19,9 +19,10 @@ so the split adds no attribute lookup or call to the hot path.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from ...schema.validation import ToolBuildResult
 from ..events import ErrorType, ParseEvent, ToolCallEvent
 from ..state import ToolPhase, Trigger
 from ..xml_tools import XMLArgumentConverter
@@ -29,7 +30,7 @@ from .base import BoundedReader, Cursor
 from .pieces import Pieces
 from .tool_block import Step, ToolBlock, ToolSpec
 
-__all__ = ["CDATA_OPEN", "PARAM_OPEN", "PARAM_OPEN_PARTIAL", "WS", "ToolReaderBase"]
+__all__ = ["CDATA_OPEN", "PARAM_OPEN", "PARAM_OPEN_PARTIAL", "WS", "ToolReaderBase", "WholeCall"]
 
 WS: Final = re.compile(r"[ \t\r\n]*")
 """Whitespace between a tool body's tags (also after a start tag, for rule 3)."""
@@ -45,15 +46,22 @@ CDATA_OPEN: Final = "<![CDATA["
 _VALUE, _PENDING = ToolPhase.VALUE, ToolPhase.PENDING
 
 
+WholeCall = Callable[[str, str], Any]
+"""A converter's own ``parse_tool_xml(xml_content, tool_name)``: a whole call's text to
+its model instance, or None."""
+
+
 class ToolReaderBase(BoundedReader[ToolBlock]):
     """The TOOL reader's state, the ends of a call and the entries into a phase.
 
     Attributes:
         tools: the registered tools, by name.
         converter: builds a call's model from its parameters' raw values.
+        whole_call: the converter's own ``parse_tool_xml``, when it has one: it then
+            builds the model from the call's whole text, at the end tag.
     """
 
-    __slots__ = ("_steps", "converter", "tools")
+    __slots__ = ("_steps", "converter", "tools", "whole_call")
 
     def __init__(
         self, cur: Cursor, tools: Mapping[str, ToolSpec], converter: XMLArgumentConverter
@@ -61,6 +69,7 @@ class ToolReaderBase(BoundedReader[ToolBlock]):
         super().__init__(cur)
         self.tools = tools
         self.converter = converter
+        self.whole_call: WholeCall | None = None
         # The step of each phase, set by ToolReader: the class that has them all.
         self._steps: dict[ToolPhase, Step]
 
@@ -103,7 +112,11 @@ class ToolReaderBase(BoundedReader[ToolBlock]):
         if block.passthrough:
             return
         raw = block.raw.text()
-        result = self.converter.build_instance(block.spec.name, block.params)
+        whole_call = self.whole_call
+        if whole_call is None:
+            result = self.converter.build_instance(block.spec.name, block.params)
+        else:
+            result = self._whole(whole_call, raw, block.spec.name)
         if result.instance is not None:
             out.append(
                 ToolCallEvent(
@@ -116,6 +129,25 @@ class ToolReaderBase(BoundedReader[ToolBlock]):
             )
             return
         self._fail(block, out, ErrorType.INVALID_PARAMS, result.message, details=result.errors)
+
+    def _whole(self, whole_call: WholeCall, raw: str, name: str) -> ToolBuildResult:
+        """The model of a call built by the converter's own ``parse_tool_xml``.
+
+        None is an invalid call, and so is an exception (it is the model's text that
+        the converter could not read; the exception is named in the error).
+        """
+        try:
+            instance = whole_call(raw, name)
+        except Exception as exc:
+            return ToolBuildResult(
+                instance=None,
+                message=f"the tool call {name!r} could not be parsed: {type(exc).__name__}: {exc}",
+            )
+        if instance is None:
+            return ToolBuildResult(
+                instance=None, message=f"the tool call {name!r} could not be parsed"
+            )
+        return ToolBuildResult(instance=instance)
 
     def _abort(self, block: ToolBlock, j: int, out: list[ParseEvent], message: str = "") -> int:
         """A malformed call (rule 8): the markup so far becomes text, reading goes on at j."""

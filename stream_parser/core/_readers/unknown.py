@@ -25,6 +25,11 @@ follows the text that holds the end tag.  It keeps only bounded state of its own
 start tag and its first child while they are cut by the end of a piece, and the last
 characters of a piece while an end tag may be cut), so each character is looked at a
 bounded number of times.
+
+``ParserConfig.tool_tag_pattern`` narrows the names that count: a shaped block is
+reported only when the pattern matches its whole start tag (``<open_doc>``) or its bare
+name.  The pattern is tried once per shaped start tag that the watch has found, never on
+the stream itself, so it adds no holding back and no re-scan, whatever it is.
 """
 
 from __future__ import annotations
@@ -65,6 +70,16 @@ _UNDECIDED: Final = -1
 _NOT_A_CALL: Final = -2
 
 
+def _matches(pattern: re.Pattern[str], name: str) -> bool:
+    """Whether a tool tag pattern takes ``name``: the whole start tag, or the bare name.
+
+    The pattern only ever sees one start tag the watch has found (``<name>``, a name of
+    at most 65 characters), never the stream: it cannot make the parser hold text back
+    or read anything twice.
+    """
+    return pattern.fullmatch(f"<{name}>") is not None or pattern.fullmatch(name) is not None
+
+
 class UnknownToolWatch:
     """Watches the TEXT state's text for calls of unregistered tools.
 
@@ -83,6 +98,7 @@ class UnknownToolWatch:
         "_in_fence",
         "_name",
         "_next",
+        "_pattern",
         "_pending",
         "_registered",
         "_reserved",
@@ -95,6 +111,8 @@ class UnknownToolWatch:
         self._registered = frozenset(registered)
         self._reserved = frozenset(reserved)
         self._fence_aware = cur.config.fence_aware
+        # ParserConfig.tool_tag_pattern, compiled: a name counts only if it matches.
+        self._pattern: re.Pattern[str] | None = cur.config.tool_tag_pattern  # type: ignore[assignment]
         self._next = -1  # the offset the next piece must start at to continue the text
         self._pending = ""  # a cut start tag (and first child), or the end of a piece
         self._before = "\n"  # the character before the pending text (or the next piece)
@@ -230,10 +248,13 @@ class UnknownToolWatch:
         return ce + 1, name
 
     def _unknown(self, name: str) -> bool:
-        """A name that could be an invented tool's."""
-        return (
+        """A name that could be an invented tool's (and that the tool tag pattern matches)."""
+        if not (
             is_tool_name(name) and name not in self._registered and name.lower() not in _NOT_TOOLS
-        )
+        ):
+            return False
+        pattern = self._pattern
+        return pattern is None or _matches(pattern, name)
 
     def _report(self, name: str, start: int, end: int, out: list[ParseEvent]) -> None:
         closest = difflib.get_close_matches(name, sorted(self._registered), n=3, cutoff=0.6)

@@ -46,8 +46,9 @@ its own end tag; the chat template's blank line before the section belongs to it
 A section that opens anywhere else than before ``<`` (rule 3), or an ``invoke`` written
 without its section, is text: it is not a call.
 
-The section's reader (:class:`ToolCallsReader`, :class:`DsmlReader`) is a small state
-machine fed the content piece by piece.  It keeps a *hold*, the characters it cannot
+The section's reader (:class:`ToolCallsReader`, :class:`DsmlReader`) is a state table
+on the kit's one reader base, fed the content piece by piece, and each plugin is the
+kit's reader plugin.  The base keeps a *hold*, the characters it cannot
 decide yet (a marker cut by the end of a piece, a tag waiting for its ``>``, a closing
 tag waiting for what follows it), bounded by the longest tag plus
 ``buffer_keep_size`` characters of whitespace, so every character is looked at a
@@ -156,6 +157,7 @@ class DeepSeekDialect(Dialect):
     plugin_key = "deepseek"
     thinking = DEEPSEEK_THINKING
     special_tokens = True  # its markers are special tokens: servers drop them unless asked
+    markers = (CALL_BEGIN, SEP, CALL_END, DSML)
 
     def __init__(self, variant: Variant = "v3.1") -> None:
         if variant not in ("v3", "v3.1", "dsml"):

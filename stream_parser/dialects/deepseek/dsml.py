@@ -18,9 +18,9 @@ from pydantic_core import to_jsonable_python
 
 from ...core.events import ErrorType, ParseEvent, Span
 from ...core.kit import (
+    CallContext,
     FastData,
     PluginBlock,
-    PluginContext,
 )
 from ...errors import ConfigError
 from .section import (
@@ -103,16 +103,22 @@ class DsmlReader(_SectionReader):
     """Reads a DSML section: ``invoke`` elements holding ``parameter`` elements.
 
     Args:
-        context: the parser's context.
+        call: the call's context.
         markup: the format's tags (DeepSeek's by default).
     """
 
-    def __init__(self, context: PluginContext, markup: DsmlMarkup = DSML_MARKUP) -> None:
-        super().__init__(context)
-        self._markup = markup
+    def __init__(self, call: CallContext, markup: DsmlMarkup = DSML_MARKUP) -> None:
+        super().__init__(call)
+        self.markup = markup
         self._head_len = max(len(head) for head in markup.heads)
-        self._state = _D_GAP
-        self._ws_cap = context.config.buffer_keep_size
+        self.state = _D_GAP
+        self.handlers = {
+            _D_GAP: self._between_calls,
+            _D_BAD: self._between_calls,
+            _D_BODY: self._body,
+            _D_VALUE: self._in_value,
+        }
+        self._ws_cap = call.config.buffer_keep_size
         self._param = ""
         self._string = ""
         self._param_known = False
@@ -123,10 +129,10 @@ class DsmlReader(_SectionReader):
     def _tag(self, buf: str, k: int) -> tuple[int, str]:
         """The DSML tag at ``buf[k:]``: ``(end, text)``; ``end`` -1: wait, -2: no tag."""
         n = len(buf)
-        m = self._markup.tag_start.match(buf, k)
+        m = self.markup.tag_start.match(buf, k)
         if m is None:
             rest = buf[k : k + self._head_len]
-            if k + len(rest) == n and any(h.startswith(rest) for h in self._markup.heads):
+            if k + len(rest) == n and any(h.startswith(rest) for h in self.markup.heads):
                 return -1, ""
             return -2, ""
         gt = buf.find(">", m.end(), k + _TAG_MAX)
@@ -138,31 +144,34 @@ class DsmlReader(_SectionReader):
             return (-1, "") if n - k < _TAG_MAX else (-2, "")
         return gt + 1, buf[k : gt + 1]
 
-    def _step(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
-        state = self._state
-        if state == _D_VALUE:
-            return self._in_value(buf, pos, base, out)
+    def _between_calls(
+        self, buf: str, pos: int, base: int, out: list[ParseEvent]
+    ) -> tuple[int, bool]:
+        """Up to the next ``invoke`` (or, after a call that cannot be read, its close)."""
+        state = self.state
         n = len(buf)
-        markup = self._markup
-        if state in (_D_GAP, _D_BAD):
-            i = buf.find(markup.close_head if state == _D_BAD else markup.open_head, pos)
-            if i < 0:
-                return n - _partial(buf, pos, markup.heads), True
-            end, tag = self._tag(buf, i)
-            if end == -1:
-                return i, True
-            if end == -2:
-                return i + 1, False
-            if state == _D_BAD:
-                if markup.invoke_close.match(tag):
-                    self._close_call(base + end)
-                    self._state = _D_GAP
-                return end, False
-            m = markup.invoke_open.match(tag)
-            if m is not None:
-                self._start_invoke(m, i, end, base, out)
+        markup = self.markup
+        i = buf.find(markup.close_head if state == _D_BAD else markup.open_head, pos)
+        if i < 0:
+            return n - _partial(buf, pos, markup.heads), True
+        end, tag = self._tag(buf, i)
+        if end == -1:
+            return i, True
+        if end == -2:
+            return i + 1, False
+        if state == _D_BAD:
+            if markup.invoke_close.match(tag):
+                self._close_call(base + end)
+                self.state = _D_GAP
             return end, False
-        # _D_BODY: between parameters.
+        m = markup.invoke_open.match(tag)
+        if m is not None:
+            self._start_invoke(m, i, end, base, out)
+        return end, False
+
+    def _body(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        """Between the parameters of a call."""
+        n = len(buf)
         k = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
         if k == n:
             return k, True
@@ -171,11 +180,12 @@ class DsmlReader(_SectionReader):
             return k, True
         if end == -2:
             self._fail(f"unexpected text in the call of {self.current_name()!r}")
-            self._state = _D_BAD
+            self.state = _D_BAD
             return k, False
+        markup = self.markup
         if markup.invoke_close.match(tag):
             self._close_call(base + end)
-            self._state = _D_GAP
+            self.state = _D_GAP
             return end, False
         m = markup.invoke_open.match(tag)
         if m is not None:  # the previous call's </｜DSML｜invoke> is missing
@@ -187,7 +197,7 @@ class DsmlReader(_SectionReader):
         name = attributes.get("name", "").strip()
         if not name:
             self._fail(f"unexpected markup in the call of {self.current_name()!r}")
-            self._state = _D_BAD
+            self.state = _D_BAD
             return k, False
         self._open_param(name, attributes.get("string", ""), (base + k, base + end), out)
         return end, False
@@ -204,16 +214,16 @@ class DsmlReader(_SectionReader):
         name = tag.group(1).strip()
         if not name:
             self._fail("the invoke tag names no tool")
-            self._state = _D_BAD
+            self.state = _D_BAD
             return
         self._announce(name, (base + at, base + end), out)
         call = self.current
         assert call is not None
         self._known = call.call.xml_parser.param_names(name) if call.announced else frozenset()
-        self._state = _D_BODY
+        self.state = _D_BODY
         if tag.group(2):  # <｜DSML｜invoke name="f"/>: a call without parameters
             self._close_call(base + end)
-            self._state = _D_GAP
+            self.state = _D_GAP
 
     def _open_param(self, name: str, string: str, span: Span, out: list[ParseEvent]) -> None:
         call = self.current
@@ -221,7 +231,7 @@ class DsmlReader(_SectionReader):
         self._param = name
         self._string = string
         self._value_from = self._value_to = span[1]
-        self._state = _D_VALUE
+        self.state = _D_VALUE
         self._param_known = known = name in self._known
         if not call.announced:
             return
@@ -248,7 +258,7 @@ class DsmlReader(_SectionReader):
     def _in_value(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         n = len(buf)
         search = pos
-        markup = self._markup
+        markup = self.markup
         while True:
             c = buf.find(markup.value_close, search)
             if c < 0:
@@ -273,7 +283,7 @@ class DsmlReader(_SectionReader):
                 if markup.tag_start.match(buf, k):
                     self._take(buf, pos, c, base, out)
                     self._end_value()
-                    self._state = _D_BODY
+                    self.state = _D_BODY
                     return j, False
                 if k + len(nxt) == n and any(h.startswith(nxt) for h in markup.heads):
                     self._take(buf, pos, c, base, out)
@@ -282,9 +292,9 @@ class DsmlReader(_SectionReader):
 
     def fast_path(self) -> FastData | None:
         """Inside a value, only where a DSML closing tag may begin matters."""
-        if self._state != _D_VALUE or self._hold:
+        if self.state != _D_VALUE or self.held:
             return None
-        return self._markup.close_stop, self._plain, True  # the section's end tag: content
+        return self.markup.close_stop, self._plain, True  # the section's end tag: content
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_in_value` for a chunk without the start of a closing tag."""
@@ -310,19 +320,19 @@ class DsmlReader(_SectionReader):
 
     def _pending_close(self) -> bool:
         """The hold is a value's closing tag and whitespace, waiting for what follows."""
-        hold = self._hold
-        close = next((t for t in self._markup.param_closes if hold.startswith(t)), "")
+        hold = self.held
+        close = next((t for t in self.markup.param_closes if hold.startswith(t)), "")
         return bool(close) and not hold[len(close) :].strip(_WS)
 
     def accepts_end(self) -> bool:
         """The section's end tag ends it, except inside a value (where it is content)."""
-        return self._state != _D_VALUE or self._pending_close()
+        return self.state != _D_VALUE or self._pending_close()
 
     def _body_complete(self) -> bool:
-        return self._state == _D_BODY or (self._state == _D_VALUE and self._pending_close())
+        return self.state == _D_BODY or (self.state == _D_VALUE and self._pending_close())
 
     def _complete(self) -> None:
-        if self._state == _D_VALUE:
+        if self.state == _D_VALUE:
             self._end_value()  # the value's close waited for what follows: nothing did
 
     def _build(self, call: _Call, tile: PluginBlock) -> list[ParseEvent]:
@@ -365,6 +375,8 @@ class DsmlPlugin(_SectionPlugin):
     ``ParserConfig(dialect="deepseek")`` registers one per section name.
     """
 
+    reader = DsmlReader
+
     def __init__(self, section: str = "function_calls") -> None:
         super().__init__()
         if section not in DSML_SECTIONS:
@@ -373,9 +385,6 @@ class DsmlPlugin(_SectionPlugin):
         self.name = f"deepseek_dsml_{section.strip()}"
         self.start_tags = (tag, "\n\n" + tag)
         self.end_tag = f"</{DSML}{section}>"
-
-    def _new_reader(self, context: PluginContext) -> _SectionReader:
-        return DsmlReader(context)
 
 
 _AMBIGUOUS: Final = re.compile(r"</｜DSML｜ ?parameter>[ \t\r\n]*</?｜DSML｜")

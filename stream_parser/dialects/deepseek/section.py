@@ -2,9 +2,11 @@
 r"""DeepSeek's markers and the section reader its two markups share.
 
 A reply holds its calls in one *section* (``<｜tool▁calls▁begin｜>`` or a DSML
-``function_calls`` element).  :class:`_SectionReader` follows the section's calls, each
-with its own call index, and :class:`_SectionPlugin` runs it between the section's
-tags; :mod:`.v3` and :mod:`.dsml` read the calls inside.  See the package.
+``function_calls`` element).  :class:`_SectionReader`, on the kit's one reader base,
+follows the section's calls, each with its own call index (reserved when its begin
+marker comes), and gives every call's outcome; :class:`_SectionPlugin` is the kit's
+reader plugin between the section's tags.  :mod:`.v3` and :mod:`.dsml` fill the state
+table with the markup of the calls inside.  See the package.
 """
 
 from __future__ import annotations
@@ -18,17 +20,13 @@ from typing import Final
 from ...core.events import ErrorType, ParseEvent, Span
 from ...core.kit import (
     CallContext,
-    FastData,
-    ParsePlugin,
     PluginBlock,
-    PluginContext,
     Reader,
+    ReaderPlugin,
     ValueRun,
-    call_too_large,
     failure,
     tag_stop,
 )
-from ...errors import ConfigError
 
 CALLS_BEGIN: Final = "<｜tool▁calls▁begin｜>"
 
@@ -128,15 +126,18 @@ class _Call:
     announced: bool = False
 
 
-class _SectionReader:
-    """What both section readers share: the hold, the calls, and the outcomes."""
+class _SectionReader(Reader):
+    """What both section readers share: the calls, and the outcomes.
 
-    def __init__(self, context: PluginContext) -> None:
-        self.context = context
+    A subclass fills the state table (``handlers``) with the markup of its calls; the
+    base's hold loop runs it.
+    """
+
+    def __init__(self, call: CallContext) -> None:
+        super().__init__(call)
+        self.context = call.plugin
         self.calls: list[_Call] = []
         self.current: _Call | None = None
-        self._hold = ""
-        self._hold_start = 0
         # A call's JSON arguments, which the core streams (``fast_path`` arms it).  The
         # run's end is not read: the JSON's last character, a mark the scanner does not
         # skip, is always read by the reader, which sets the call's ``args_to`` there.
@@ -147,33 +148,6 @@ class _SectionReader:
     def value_run(self) -> ValueRun | None:
         """The open call's arguments, which the core streams (``ParsePlugin.value_run``)."""
         return self._run
-
-    def feed(self, data: str, start: int) -> list[ParseEvent]:
-        """Run the state machine over the hold and ``data``; keep what is undecided."""
-        if self._hold:
-            buf, base = self._hold + data, self._hold_start
-        else:
-            buf, base = data, start
-        out: list[ParseEvent] = []
-        pos, n = 0, len(buf)
-        wait = False
-        while pos < n and not wait:
-            pos, wait = self._step(buf, pos, base, out)
-        self._hold = buf[pos:]
-        self._hold_start = base + pos
-        return out
-
-    def _step(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
-        """Consume what can be decided from ``pos``; say whether to wait for more."""
-        raise NotImplementedError
-
-    def accepts_end(self) -> bool:
-        """Whether the section's end tag, after what was fed, closes the section."""
-        raise NotImplementedError
-
-    def fast_path(self) -> FastData | None:
-        """The fast path for the next piece (``ParsePlugin.fast_path``), or None."""
-        return None
 
     def _open_call(self, at: int) -> _Call:
         context = self.context
@@ -211,7 +185,7 @@ class _SectionReader:
     def _complete(self) -> None:
         """Take what the hold still has of the open call's arguments."""
 
-    def _finish_open_call(self, at_end_tag: bool, cut: bool) -> None:
+    def _finish_open_call(self, at_end_tag: bool, cut: bool, end: int) -> None:
         """The section ended, at its end tag or with the stream (``cut`` or not).
 
         A call whose arguments are complete runs without its end marker when the
@@ -221,7 +195,6 @@ class _SectionReader:
         call = self.current
         if call is None:
             return
-        end = self._hold_start + len(self._hold)
         if self._body_complete():
             if at_end_tag or not cut:
                 self._complete()
@@ -231,10 +204,20 @@ class _SectionReader:
             call.end = end
         self.current = None
 
-    def outcome(self, block: PluginBlock, unclosed: bool) -> list[ParseEvent]:
+    def finish(self, block: PluginBlock) -> list[ParseEvent]:
+        """The section closed: every call's outcome, their spans tiling the block."""
+        return self._outcome(block, unclosed=False)
+
+    def unclosed(self, block: PluginBlock) -> list[ParseEvent]:
+        """The stream ended in the section: complete calls run, the cut one does not."""
+        return self._outcome(block, unclosed=True)
+
+    def _outcome(self, block: PluginBlock, unclosed: bool) -> list[ParseEvent]:
         """Every call's outcome, their spans tiling the block."""
-        self._finish_open_call(at_end_tag=not unclosed, cut=block.cut)
-        self._hold = ""
+        # Everything up to the end of the content was fed (a cut stream's held end tag
+        # matters only to a call that then stays unclosed).
+        fed = block.span[0] + len(block.start_tag) + len(block.content)
+        self._finish_open_call(at_end_tag=not unclosed, cut=block.cut, end=fed)
         raw = block.raw
         first, last = block.span
         calls = self.calls
@@ -300,63 +283,8 @@ def _unclosed(block: PluginBlock, call: _Call | None) -> list[ParseEvent]:
     )
 
 
-class _SectionPlugin(ParsePlugin):
+class _SectionPlugin(ReaderPlugin):
     """A plugin whose block is one section of calls, read by a section reader."""
 
     next_chars = "<"  # the first call's marker follows the section's; else it is prose
-
-    def __init__(self) -> None:
-        self._context: PluginContext | None = None
-        self._reader: _SectionReader | None = None
-
-    def bind(self, context: PluginContext) -> None:
-        """Keep the parser's registry, converter, configuration and call counter."""
-        self._context = context
-
-    def _new_reader(self, context: PluginContext) -> _SectionReader:
-        raise NotImplementedError
-
-    def on_start(self, tag: str, span: Span) -> list[ParseEvent]:
-        """A section opens: a new reader for its calls."""
-        if self._context is None:
-            raise ConfigError(f"{type(self).__name__} was not registered with a parser")
-        self._reader = self._new_reader(self._context)
-        return []
-
-    def on_data(self, data: str, span: Span) -> list[ParseEvent]:
-        """Hand the content to the reader."""
-        assert self._reader is not None
-        return self._reader.feed(data, span[0])
-
-    def accepts_end(self) -> bool:
-        """Ask the reader (the end tag inside a string or a value is content)."""
-        reader = self._reader
-        return reader is None or reader.accepts_end()
-
-    def fast_path(self) -> FastData | None:
-        """The reader's fast path."""
-        reader = self._reader
-        return None if reader is None else reader.fast_path()
-
-    def value_run(self) -> ValueRun | None:
-        """The reader's open call's arguments, asked with its fast path."""
-        reader = self._reader
-        return None if reader is None else reader.value_run()
-
-    def on_end(self, block: PluginBlock) -> list[ParseEvent]:
-        """The section's calls, each a call or an error and its raw text."""
-        reader, self._reader = self._reader, None
-        assert reader is not None
-        return reader.outcome(block, unclosed=False)
-
-    def on_too_large(self, block: PluginBlock) -> list[ParseEvent]:
-        """A ``tool_too_large`` error; the core delivers the section as text."""
-        self._reader = None
-        return call_too_large(block, None, self._context)
-
-    def on_unclosed(self, block: PluginBlock) -> list[ParseEvent]:
-        """The stream ended in the section: complete calls run, the cut one does not."""
-        reader, self._reader = self._reader, None
-        if reader is None:
-            return _unclosed(block, None)
-        return reader.outcome(block, unclosed=True)
+    reserve_index = False  # each call reserves its own when its begin marker comes

@@ -6,16 +6,26 @@ Both write ``<｜tool▁call▁begin｜>`` ... ``<｜tool▁call▁end｜>`` ins
 V3.1 ``NAME<｜tool▁sep｜>`` and the bare JSON.  One reader reads both, each call by what
 follows its begin marker (a reply may mix them): :class:`ToolCallsReader`.  See the
 package.
+
+Why V3 and V3.1 are one module, not a V3 reader and a V3.1 reader the section hands
+each call to: they differ only in the few characters between the call's begin marker
+and its JSON (``function<｜tool▁sep｜>NAME`` and a fence line, against
+``NAME<｜tool▁sep｜>``), and which of the two a call is becomes known only there, after
+``<｜tool▁sep｜>`` and, for a tool named ``function``, after the whitespace that follows
+it (V3's name line, or V3.1's ``{``).  Everything after that -- the JSON arguments and
+their scanner, the fence, the end marker, the outcome -- is the same.  Two body readers
+would share all of it and hand over in the middle of a call, so the difference is two
+states (``_TYPED``, ``_NAME``) of one table.
 """
 
 from __future__ import annotations
 
 from ...core.events import ParseEvent, Span
 from ...core.kit import (
+    CallContext,
     FastData,
     JsonScanner,
     PluginBlock,
-    PluginContext,
     refuse_chunk,
     validate_arguments,
 )
@@ -42,56 +52,59 @@ _GAP, _HEAD, _TYPED, _NAME, _PRE, _ARGS, _POST, _BAD = range(8)
 class ToolCallsReader(_SectionReader):
     """Reads a ``<｜tool▁calls▁begin｜>`` section: V3 and V3.1 calls, told apart per call."""
 
-    def __init__(self, context: PluginContext) -> None:
-        super().__init__(context)
-        self._state = _GAP
+    def __init__(self, call: CallContext) -> None:
+        super().__init__(call)
+        self.state = _GAP
+        self.handlers = {
+            _GAP: self._gap,
+            _BAD: self._skip_bad,
+            _HEAD: self._head,
+            _TYPED: self._typed,
+            _NAME: self._name,
+            _PRE: self._pre,
+            _ARGS: self._args,
+            _POST: self._post,
+        }
         self._scanner = JsonScanner(keep_text=False)
         self._scan_base = 0  # absolute offset of the first character fed to the scanner
         self._fence = False  # the arguments opened with a ``` fence line
         self._head_span: Span = (0, 0)  # where "function" was, for a tool of that name
-        self._deltas = context.config.emit_deltas
+        self._deltas = call.emit_deltas
 
-    def _step(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
-        state = self._state
-        n = len(buf)
-        if state == _GAP:
-            i = buf.find(CALL_BEGIN, pos)
-            if i < 0:
-                return n - _partial(buf, pos, (CALL_BEGIN,)), True
-            self._open_call(base + i)
-            self._state = _HEAD
-            self._fence = False
-            return i + len(CALL_BEGIN), False
-        if state == _BAD:
-            i = buf.find(CALL_END, pos)
-            if i < 0:
-                return n - _partial(buf, pos, (CALL_END,)), True
-            self._close_call(base + i + len(CALL_END))
-            self._state = _GAP
-            return i + len(CALL_END), False
-        if state == _HEAD:
-            return self._head(buf, pos, base, out)
-        if state == _TYPED:
-            k = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
-            if k == n:
-                return k, True
-            if buf[k] in "{[":  # V3.1 with a tool named "function"
-                self._announce("function", self._head_span, out)
-                self._state = _PRE
-                return pos, False
-            self._state = _NAME
+    def _gap(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        """Between calls: up to the next ``<｜tool▁call▁begin｜>``."""
+        i = buf.find(CALL_BEGIN, pos)
+        if i < 0:
+            return len(buf) - _partial(buf, pos, (CALL_BEGIN,)), True
+        self._open_call(base + i)
+        self.state = _HEAD
+        self._fence = False
+        return i + len(CALL_BEGIN), False
+
+    def _skip_bad(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        """A call that cannot be read: up to its ``<｜tool▁call▁end｜>``."""
+        i = buf.find(CALL_END, pos)
+        if i < 0:
+            return len(buf) - _partial(buf, pos, (CALL_END,)), True
+        self._close_call(base + i + len(CALL_END))
+        self.state = _GAP
+        return i + len(CALL_END), False
+
+    def _typed(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        """After ``function<｜tool▁sep｜>``: V3's name, or V3.1's arguments of a tool so named."""
+        k = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
+        if k == len(buf):
+            return k, True
+        if buf[k] in "{[":  # V3.1 with a tool named "function"
+            self._announce("function", self._head_span, out)
+            self.state = _PRE
             return pos, False
-        if state == _NAME:
-            return self._name(buf, pos, base, out)
-        if state == _PRE:
-            return self._pre(buf, pos, base)
-        if state == _ARGS:
-            return self._args(buf, pos, base, out)
-        return self._post(buf, pos, base)
+        self.state = _NAME
+        return pos, False
 
     def _bad(self, why: str) -> None:
         self._fail(why)
-        self._state = _BAD
+        self.state = _BAD
 
     def _head(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         """Between ``<｜tool▁call▁begin｜>`` and ``<｜tool▁sep｜>``: a type or a name."""
@@ -109,10 +122,10 @@ class ToolCallsReader(_SectionReader):
             return pos, False
         if head == "function":  # V3: the call's type; the name follows on its own line
             self._head_span = (base + pos, base + j)
-            self._state = _TYPED
+            self.state = _TYPED
         else:
             self._announce(head, (base + pos, base + j), out)
-            self._state = _PRE
+            self.state = _PRE
         return j + len(SEP), False
 
     def _name(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
@@ -129,10 +142,10 @@ class ToolCallsReader(_SectionReader):
             self._bad("expected the tool's name on the line after <｜tool▁sep｜>")
             return pos, False
         self._announce(name, (base + pos, base + k), out)
-        self._state = _PRE
+        self.state = _PRE
         return k, False
 
-    def _pre(self, buf: str, pos: int, base: int) -> tuple[int, bool]:
+    def _pre(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         """Before the JSON arguments: whitespace and at most one ```json fence line."""
         n = len(buf)
         k = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
@@ -158,7 +171,7 @@ class ToolCallsReader(_SectionReader):
         call = self.current
         if call is not None:
             call.args_from = call.args_to = base + k
-        self._state = _ARGS
+        self.state = _ARGS
         return k, False
 
     def _args(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
@@ -173,7 +186,7 @@ class ToolCallsReader(_SectionReader):
                 if mark.kind == "end":
                     end = mark.end + self._scan_base - base
                     self._take(buf, pos, end, base, out)
-                    self._state = _POST
+                    self.state = _POST
                     return end, False
             if e < 0:
                 if stop < n and scanner.in_string:
@@ -205,7 +218,7 @@ class ToolCallsReader(_SectionReader):
     def fast_path(self) -> FastData | None:
         """Inside the JSON arguments (a string, a nested value), nothing is held."""
         self._run.armed = False
-        if self._state != _ARGS or self._hold or self.current is None:
+        if self.state != _ARGS or self.held or self.current is None:
             return None
         scanner = self._scanner
         if not scanner.skips:
@@ -231,13 +244,13 @@ class ToolCallsReader(_SectionReader):
         call.args_to = start + len(data)
         return True
 
-    def _post(self, buf: str, pos: int, base: int) -> tuple[int, bool]:
+    def _post(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         """After the arguments: the closing fence, then ``<｜tool▁call▁end｜>``."""
         n = len(buf)
         k = _WS_RUN.match(buf, pos).end()  # type: ignore[union-attr]
         if buf.startswith(CALL_END, k):
             self._close_call(base + k + len(CALL_END))
-            self._state = _GAP
+            self.state = _GAP
             self._fence = False
             return k + len(CALL_END), False
         if self._fence and buf.startswith("```", k):
@@ -254,10 +267,10 @@ class ToolCallsReader(_SectionReader):
 
     def accepts_end(self) -> bool:
         """``<｜tool▁calls▁end｜>`` ends the section, except inside a JSON string."""
-        return not (self._state == _ARGS and self._scanner.in_string)
+        return not (self.state == _ARGS and self._scanner.in_string)
 
     def _body_complete(self) -> bool:
-        return self._state == _POST and self._hold.strip(_WS) in ("", "```")
+        return self.state == _POST and self.held.strip(_WS) in ("", "```")
 
     def _build(self, call: _Call, tile: PluginBlock) -> list[ParseEvent]:
         name = call.name or ""
@@ -288,6 +301,4 @@ class DeepSeekToolCallsPlugin(_SectionPlugin):
     name = "deepseek_tool_calls"
     start_tags: tuple[str, ...] = (CALLS_BEGIN,)
     end_tag = CALLS_END
-
-    def _new_reader(self, context: PluginContext) -> _SectionReader:
-        return ToolCallsReader(context)
+    reader = ToolCallsReader

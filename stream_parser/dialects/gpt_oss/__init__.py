@@ -23,8 +23,8 @@ Theory of operation
   (also with the ``<|start|>assistant`` before it, and the ``<|end|>`` of a previous
   message) as thinking tags closed by ``<|end|>`` (:data:`GPT_OSS_THINKING`), so the
   analysis streams as thinking events, however long it is.
-* **Everything else** is read by one :class:`HarmonyPlugin`, whose blocks end where it
-  says (``ends_at``) or at ``<|call|>``:
+* **Everything else** is read by one :class:`HarmonyPlugin` (the kit's reader plugin),
+  whose reader ends each block where it says (``Reader.end``) or at ``<|call|>``:
 
   - a *header* opens at ``<|start|>``, ``<|channel|>`` or ``<|end|><|start|>`` and runs to
     ``<|message|>``.  Without a recipient it is framing (a
@@ -88,6 +88,7 @@ from .harmony import (
     MESSAGE,
     START,
     HarmonyPlugin,
+    HarmonyRoleHeaderPlugin,
 )
 
 __all__ = [
@@ -102,6 +103,7 @@ __all__ = [
     "START",
     "GptOssDialect",
     "HarmonyPlugin",
+    "HarmonyRoleHeaderPlugin",
 ]
 
 
@@ -133,8 +135,8 @@ class GptOssDialect(Dialect):
     special_tokens = True  # its markers are special tokens: servers drop them unless asked
 
     def make_plugin(self, names: tuple[str, ...]) -> Sequence[ParsePlugin]:
-        """One :class:`HarmonyPlugin`."""
-        return [HarmonyPlugin()]
+        """A :class:`HarmonyPlugin`, and one for a reply that starts in the role header."""
+        return [HarmonyPlugin(), HarmonyRoleHeaderPlugin()]
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write the call as the gpt-oss chat template renders one in the history.

@@ -1,8 +1,10 @@
 r"""The harmony reader: gpt-oss's messages, channels and calls in one wire format.
 
 It reads one wire format (harmony's message grammar: a header, a channel, a recipient,
-a body) whose parts decide one another, so :class:`HarmonyPlugin` is one state machine
-and this module stays whole, under 600 lines.  See the package for the format.
+a body) whose parts decide one another, so :class:`HarmonyReader` (on the kit's one
+reader base, a state for the header and one for the body) is one state machine and this
+module stays whole, under 600 lines; :class:`HarmonyPlugin` runs it.  See the package
+for the format.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from dataclasses import replace
 from typing import Any, Final
 
 from pydantic import BaseModel
@@ -28,15 +29,15 @@ from ...core.kit import (
     FastData,
     JsonMark,
     JsonScanner,
-    ParsePlugin,
     PluginBlock,
-    PluginContext,
+    Reader,
+    ReaderPlugin,
     ValueRun,
     call_too_large,
+    call_unclosed,
     failure,
     refuse_chunk,
 )
-from ...errors import ConfigError
 from ...schema.classify import CONTAINER_KINDS, STRUCTURED_KINDS, Kind, classify
 from ...schema.coerce import coerce_value
 
@@ -57,6 +58,8 @@ RETURN: Final = "<|return|>"
 
 ANALYSIS_HEADER: Final = f"{CHANNEL}analysis{MESSAGE}"
 """The header of a reasoning message, as the model writes it."""
+ROLE_HEADER_RECIPIENT: Final = " to="
+"""The recipient after the prompt's ``<|start|>assistant``, when a reply starts with it."""
 
 
 _MARKS: Final = (CALL, RETURN, MESSAGE, CONSTRAIN)  # framing by themselves
@@ -74,50 +77,25 @@ _DECODER: Final = json.JSONDecoder(strict=False)  # lenient: models write raw co
 _MARK, _HEADER, _BODY, _FRAMED, _PROSE = range(5)
 
 
-class HarmonyPlugin(ParsePlugin):
-    """Reads the headers, calls and end tokens of Harmony messages (see the module).
+class HarmonyReader(Reader):
+    """Reads one Harmony block: a header, a call's body, or a token that is framing alone.
 
-    ``ParserConfig(dialect="gpt_oss")`` registers one for you.
-
-    Example:
-        >>> from pydantic import BaseModel
-        >>> from stream_parser import ParserConfig, StreamToolParser
-        >>> class ReadFile(BaseModel):
-        ...     path: str
-        >>> parser = StreamToolParser(
-        ...     {"read_file": ReadFile}, config=ParserConfig(dialect="gpt_oss")
-        ... )
-        >>> reply = (
-        ...     "<|channel|>commentary to=functions.read_file <|constrain|>json"
-        ...     '<|message|>{"path": "a.py"}<|call|>'
-        ... )
-        >>> [e.kind for e in parser.feed(reply) + parser.close()]
-        ['tool_call_start', 'tool_arguments_delta', 'tool_call']
+    The block ends where the reader says (:attr:`~Reader.end`: after a header without
+    recipient, where a call's body ends) or at ``<|call|>``.  The call's index is
+    reserved when a header names a recipient.
     """
 
-    name = "gpt_oss"
-    start_tags: tuple[str, ...] = (START, f"{END}{START}", CHANNEL, *_MARKS)
-    end_tag = CALL
-    # Headers and end tokens are framing: they keep the start of the reply for plugins
-    # that read only there.
-    is_framing = True
-
-    def __init__(self) -> None:
-        self._context: PluginContext | None = None
+    def __init__(self, call: CallContext) -> None:
+        super().__init__(call)
+        self.state = _MARK
+        self.handlers = {_HEADER: self._header_piece, _BODY: self._body_piece}
         # A call's arguments inside a JSON string: the chunks the scanner takes whole,
         # streamed by the core (armed with the scanner by fast_path).
         self._run = ValueRun(arguments=True)
-        self._reset(_MARK, 0, "")
-
-    def _reset(self, kind: int, start: int, tag: str) -> None:
-        self._kind = kind
-        self._start = start  # the block's offset in the stream
-        self._end: int | None = None  # where the block ended (ends_at)
-        self._header = tag  # the header so far, start tag included
+        self._start = 0  # the block's offset in the stream
+        self._header = ""  # the header so far, start tag included
         self._body_at = 0  # the header's length (start tag included): the body starts there
         self._name = ""  # the recipient's tool name
-        self._call: CallContext | None = None
-        self._announced = False
         # Follows the call's JSON body (made when a header names a recipient).  The
         # scanner's state matters only at a "<" or an end tag: the body's pieces wait
         # in a short list until then, and are fed at once.
@@ -128,41 +106,34 @@ class HarmonyPlugin(ParsePlugin):
         self._marker_len = 0  # the end token that ended the body, in the block
         self._junk = False  # the body ended at a token that is not an end token
 
-    def bind(self, context: PluginContext) -> None:
-        """Keep the parser's registry, configuration and call counter."""
-        self._context = context
-
-    def on_start(self, tag: str, span: Span) -> list[ParseEvent]:
+    def begin(self, tag: str, span: Span, out: list[ParseEvent]) -> None:
         """A header opens, or a token that is framing by itself (it ends at once)."""
+        self._start = span[0]
         if tag in _MARKS:
-            self._reset(_MARK, span[0], tag)
-            self._end = span[1]
+            self.end = span[1]
         else:
-            self._reset(_HEADER, span[0], tag)
-        return []
-
-    def ends_at(self) -> int | None:
-        """Where the block ended: after a header without recipient, at a call's end..."""
-        return self._end
+            self.state = _HEADER
+            self._header = tag
 
     def accepts_end(self) -> bool:
         """``<|call|>`` inside a JSON string of the body is content; elsewhere it ends."""
-        return not (self._kind == _BODY and (self._in_string() or self._marker))
+        return not (self.state == _BODY and (self._in_string() or self._marker))
 
     def _in_string(self) -> bool:
         """Whether the body read so far ends inside a JSON string."""
         return self._scanner is not None and self._catch_up("").in_string
 
-    def on_data(self, data: str, span: Span) -> list[ParseEvent]:
-        """Follow the header to ``<|message|>``, then the call's JSON body."""
-        out: list[ParseEvent] = []
-        if self._kind == _HEADER:
-            used = self._read_header(data, out)
-            if self._kind == _BODY and used < len(data):
-                self._read_body(data, used, span[0], out)
-        elif self._kind == _BODY:
-            self._read_body(data, 0, span[0], out)
-        return out
+    def _header_piece(
+        self, data: str, i: int, base: int, out: list[ParseEvent]
+    ) -> tuple[int, bool]:
+        """Follow the header to ``<|message|>``; the body may follow in the same piece."""
+        used = self._read_header(data[i:] if i else data, out)
+        return i + used, self.end is not None
+
+    def _body_piece(self, data: str, i: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        """Follow the call's JSON body (the whole piece is read)."""
+        self._read_body(data, i, base, out)
+        return len(data), self.end is not None
 
     # --- the header ----------------------------------------------------------------------
 
@@ -180,11 +151,11 @@ class HarmonyPlugin(ParsePlugin):
             self._header_done(out)
             return end - old
         if newline >= 0:  # headers are one line: this was text that held a token
-            self._kind = _PROSE
-            self._end = self._start + newline
+            self.state = _PROSE
+            self.end = self._start + newline
         elif len(header) >= _MAX_HEADER:
-            self._kind = _PROSE
-            self._end = self._start + len(header)
+            self.state = _PROSE
+            self.end = self._start + len(header)
         return len(data)
 
     def _recipient(self) -> re.Match[str] | None:
@@ -194,31 +165,29 @@ class HarmonyPlugin(ParsePlugin):
         """``<|message|>`` ended the header: framing, or a call whose body follows."""
         found = self._recipient()
         if found is None:
-            self._kind = _FRAMED
-            self._end = self._start + len(self._header)
+            self.state = _FRAMED
+            self.end = self._start + len(self._header)
             return
-        self._kind = _BODY
+        self.state = _BODY
         self._body_at = len(self._header)
         self._scanner = _opened_scanner()
         call = self._new_call(found)
         if self._name in call.tool_registry:
-            self._announced = True
+            self.announced = True
             span = (self._start + found.start(1), self._start + found.end(1))
             out.append(call.start(self._name, span))
 
     def _new_call(self, found: re.Match[str]) -> CallContext:
         """Reserve the call's index and remember the tool's name."""
-        context = self._context
-        if context is None:
-            raise ConfigError("HarmonyPlugin was not registered with a parser")
+        registry = self.call.tool_registry
         name = found.group(1).removeprefix(_FUNCTIONS)
         glued = name.removesuffix("json")
-        if name not in context.tool_registry and glued in context.tool_registry:
+        if name not in registry and glued in registry:
             # "to=functions.shelljson": the format's "json" written without its space.
             name = glued
         self._name = name
-        self._call = CallContext(context)
-        return self._call
+        self.call.reserve()
+        return self.call
 
     # --- the body ------------------------------------------------------------------------
 
@@ -234,11 +203,11 @@ class HarmonyPlugin(ParsePlugin):
                 i += 1
                 if self._marker in _BODY_ENDS:
                     self._marker_len = len(self._marker)
-                    self._end = base + i
+                    self.end = base + i
                     break
                 if not any(end.startswith(self._marker) for end in _BODY_ENDS):
                     self._junk = True  # "<|e..." that is no end token: kept in the call
-                    self._end = base + i
+                    self.end = base + i
                     break
                 continue
             # Only a "<" can end the body: the scanner reads up to the next one and says
@@ -261,7 +230,7 @@ class HarmonyPlugin(ParsePlugin):
                 self._marker = "<"
                 i += 1
                 continue
-            self._end = base + i
+            self.end = base + i
             break
         if json_end < 0 and fed < n:  # the body goes on: the scanner reads the rest later
             self._pending.append(data[fed:] if fed else data)
@@ -277,12 +246,12 @@ class HarmonyPlugin(ParsePlugin):
         does not close it, and ``<|call|>`` is content there (:meth:`accepts_end`).
         """
         self._run.armed = False
-        if self._kind != _BODY or self._marker or self._end is not None:
+        if self.state != _BODY or self._marker or self.end is not None:
             return None
         scanner = self._catch_up("")
         if scanner.in_string:
-            call = self._call
-            if self._announced and call is not None and call.emit_deltas:
+            call = self.call
+            if self.announced and call.emit_deltas:
                 self._run.arm_json(scanner, self._name, call.call_index)
                 return None, refuse_chunk, True  # the run takes what it can
             return None, self._plain_string, True
@@ -349,18 +318,17 @@ class HarmonyPlugin(ParsePlugin):
                 return scanner
 
     def _delta(self, text: str, start: int, out: list[ParseEvent]) -> None:
-        call = self._call
-        if not text or not self._announced or call is None or not call.emit_deltas:
+        call = self.call
+        if not text or not self.announced or not call.emit_deltas:
             return
         span = (start, start + len(text))
         out.append(call.arguments_delta(self._name, text, span))
 
     # --- the outcome ---------------------------------------------------------------------
 
-    def on_end(self, block: PluginBlock) -> list[ParseEvent]:
+    def finish(self, block: PluginBlock) -> list[ParseEvent]:
         """Framing, the text of what was not a header, or the call's outcome."""
-        kind = self._kind
-        self._kind = _MARK
+        kind = self.state
         if kind in (_MARK, _FRAMED):
             return [FramingEvent(text=block.raw, span=block.span)]
         if kind == _PROSE:
@@ -371,14 +339,13 @@ class HarmonyPlugin(ParsePlugin):
                 return [FramingEvent(text=block.raw, span=block.span)]
             self._new_call(found)
             return self._malformed("the tool call has no <|message|> and no arguments", block)
-        return self._finish(block)
+        return self._call_outcome(block)
 
-    def on_unclosed(self, block: PluginBlock) -> list[ParseEvent]:
+    def unclosed(self, block: PluginBlock) -> list[ParseEvent]:
         """A call the stream ended runs only when its JSON is whole and it was not cut."""
-        kind = self._kind
-        self._kind = _MARK
+        kind = self.state
         if kind == _BODY and not block.cut and not self._marker and self._complete(block):
-            return self._finish(block)
+            return self._call_outcome(block)
         if kind == _HEADER:
             found = self._recipient()
             if found is None:
@@ -386,31 +353,20 @@ class HarmonyPlugin(ParsePlugin):
             self._new_call(found)
         elif kind != _BODY:
             return [FramingEvent(text=block.raw, span=block.span)]  # pragma: no cover
-        return failure(
-            ErrorType.UNCLOSED_TOOL,
-            "the stream ended inside a tool call; it is not executed and its text is "
-            "delivered as text",
-            block,
-            call_index=self._error_index(),
-        )
+        return call_unclosed(block, self)
 
-    def on_too_large(self, block: PluginBlock) -> list[ParseEvent]:
+    def too_large(self, block: PluginBlock) -> list[ParseEvent]:
         """A ``tool_too_large`` error for a call; the core delivers the rest as text."""
-        kind = self._kind
-        self._kind = _MARK
-        if kind != _BODY:
-            return super().on_too_large(block)
-        events = call_too_large(block, None, self._context)
+        if self.state == _BODY:
+            return call_too_large(block, self, self.call.plugin)
         return [
-            replace(event, call_index=self._error_index())
-            if isinstance(event, ParseErrorEvent)
-            else event
-            for event in events
+            ParseErrorEvent(
+                error_type=ErrorType.BLOCK_TOO_LARGE.value,
+                message="a gpt_oss block is longer than max_tool_size; it is delivered as text",
+                context=block.raw[:200],
+                span=block.span,
+            )
         ]
-
-    def _error_index(self) -> int | None:
-        call = self._call
-        return call.call_index if self._announced and call is not None else None
 
     def _body(self, block: PluginBlock) -> str:
         """The call's body: what follows its header, without the token that ended it."""
@@ -428,9 +384,8 @@ class HarmonyPlugin(ParsePlugin):
             return False
         return True
 
-    def _finish(self, block: PluginBlock) -> list[ParseEvent]:
-        call = self._call
-        assert call is not None
+    def _call_outcome(self, block: PluginBlock) -> list[ParseEvent]:
+        call = self.call
         model = call.tool_registry.get(self._name)
         if model is None:
             return call.unknown_tool(self._name, block)
@@ -465,8 +420,53 @@ class HarmonyPlugin(ParsePlugin):
             ErrorType.MALFORMED_TOOL,
             f"{why}; the call is not executed",
             block,
-            call_index=self._error_index(),
+            call_index=self.error_index,
         )
+
+
+class HarmonyPlugin(ReaderPlugin):
+    """Reads the headers, calls and end tokens of Harmony messages (see the module).
+
+    ``ParserConfig(dialect="gpt_oss")`` registers one for you.
+
+    Example:
+        >>> from pydantic import BaseModel
+        >>> from stream_parser import ParserConfig, StreamToolParser
+        >>> class ReadFile(BaseModel):
+        ...     path: str
+        >>> parser = StreamToolParser(
+        ...     {"read_file": ReadFile}, config=ParserConfig(dialect="gpt_oss")
+        ... )
+        >>> reply = (
+        ...     "<|channel|>commentary to=functions.read_file <|constrain|>json"
+        ...     '<|message|>{"path": "a.py"}<|call|>'
+        ... )
+        >>> [e.kind for e in parser.feed(reply) + parser.close()]
+        ['tool_call_start', 'tool_arguments_delta', 'tool_call']
+    """
+
+    name = "gpt_oss"
+    start_tags: tuple[str, ...] = (START, f"{END}{START}", CHANNEL, *_MARKS)
+    end_tag = CALL
+    # Headers and end tokens are framing: they keep the start of the reply for plugins
+    # that read only there.
+    is_framing = True
+    reader = HarmonyReader
+    reserve_index = False  # reserved when a header names a recipient
+
+
+class HarmonyRoleHeaderPlugin(HarmonyPlugin):
+    """Reads a reply that starts inside the role header: `` to=functions.NAME<|channel|>…``.
+
+    The chat template ends the prompt with ``<|start|>assistant``, so a reply that calls
+    a tool at once may go on with the recipient.  `` to=`` opens a header only at the
+    start of the reply (``reply_start_only``): the core looks for it there and nowhere
+    else, so a space is never a stop character in the rest of the reply.
+    """
+
+    name = "gpt_oss_role_header"
+    start_tags = (ROLE_HEADER_RECIPIENT,)
+    reply_start_only = True
 
 
 def _opened_scanner() -> JsonScanner:

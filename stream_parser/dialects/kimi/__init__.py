@@ -74,12 +74,15 @@ from .._base import Dialect
 from .k2 import KimiK2Plugin, KimiK2Reader, format_k2_call
 from .k3 import KimiK3Plugin, KimiK3Reader, format_k3_call
 from .markers import (
+    ARGUMENT_BEGIN,
+    CALL_BEGIN,
     CALL_END,
     CLOSE,
     K2_FRAMING_TAGS,
     K3_FRAMING_TAGS,
     KIMI_THINKING,
     MAX_HEADER,
+    OPEN,
     SEP,
     k2_tool_name,
 )
@@ -154,6 +157,7 @@ class KimiDialect(Dialect):
     plugin_key = "kimi"
     thinking = KIMI_THINKING
     special_tokens = True  # its markers are special tokens: servers drop them unless asked
+    markers = (CALL_BEGIN, ARGUMENT_BEGIN, CALL_END, OPEN, CLOSE, SEP)
 
     def __init__(self, variant: Literal["k2", "k3"] = "k2") -> None:
         if variant not in ("k2", "k3"):

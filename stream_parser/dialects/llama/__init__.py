@@ -15,16 +15,18 @@ Theory of operation
 :class:`LlamaPlugin` claims ``{`` and ``[`` with ``reply_start_only``: they open a block
 only when nothing but whitespace (and thinking) came before them in the reply.
 :class:`LlamaTaggedPlugin` claims ``<|python_tag|>`` and ``<|python_start|>`` wherever
-they come: the special token says that a call follows, prose before it or not. The block
-has no end tag; the plugin ends it itself (``ends_at``), where the JSON object or the
-bracket list ends. A JSON object is followed by the core's
+they come: the special token says that a call follows, prose before it or not. Both are
+the kit's reader plugin running a :class:`LlamaReader`: the block has no end tag, and
+the reader ends it itself (``Reader.end``) where the JSON object or the bracket list
+ends. A JSON object is followed by the core's
 :class:`~stream_parser.core.kit.JsonScanner`, which reports where it ends; the
-pythonic list by its own tracking of Python strings (both quotes) and brackets. Both do
-constant work per character. After a JSON call, whitespace and ``;`` stay in the block,
-and another ``{`` is the next parallel call; the first other character ends the block
-and is read as ordinary input. The end-of-message tokens (``<|python_end|>``,
-``<|eom_id|>``, ``<|eot_id|>``, Llama 4's ``<|eom|>`` and ``<|eot|>``) are framing
-wherever they come (:class:`LlamaEndMarkers`), never text.
+pythonic list by :class:`~stream_parser.dialects.llama.pythonic.PythonicReader` (which
+:class:`LlamaReader` extends with JSON objects), tracking Python strings (both quotes)
+and brackets. Both do constant work per character. After a JSON call, whitespace and
+``;`` stay in the block, and another ``{`` is the next parallel call; the first other
+character ends the block and is read as ordinary input. The end-of-message tokens
+(``<|python_end|>``, ``<|eom_id|>``, ``<|eot_id|>``, Llama 4's ``<|eom|>`` and
+``<|eot|>``) are framing wherever they come (:class:`LlamaEndMarkers`), never text.
 
 Each JSON object is followed while it streams by a
 :class:`~stream_parser.dialects.hermes.HermesReader` (the same JSON call object as
@@ -74,8 +76,8 @@ from .._base import Dialect
 
 if TYPE_CHECKING:
     from ...core.events import Span
-from .pythonic import format_pythonic_call, parse_pythonic_call
-from .reader import CALL_TAGS, LlamaPlugin
+from .pythonic import PythonicReader, format_pythonic_call, parse_pythonic_call
+from .reader import CALL_TAGS, LlamaPlugin, LlamaReader
 
 __all__ = [
     "CALL_TAGS",
@@ -83,7 +85,9 @@ __all__ = [
     "LlamaDialect",
     "LlamaEndMarkers",
     "LlamaPlugin",
+    "LlamaReader",
     "LlamaTaggedPlugin",
+    "PythonicReader",
     "format_pythonic_call",
     "parse_pythonic_call",
 ]

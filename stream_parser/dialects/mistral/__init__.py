@@ -19,8 +19,10 @@ set).
 Theory of operation
 -------------------
 
-:class:`MistralPlugin` claims ``[TOOL_CALLS]`` with no end tag (``end_tag = ""``) and
-ends each block itself (``ends_at``) at the character where its JSON closes.  The first
+:class:`MistralPlugin` (the kit's reader plugin) claims ``[TOOL_CALLS]`` with no end tag
+(``end_tag = ""``); its :class:`~stream_parser.dialects.mistral.reader.MistralReader`, on
+the kit's one reader base, ends each block itself (``Reader.end``) at the character where
+its JSON closes.  The first
 character after the token (whitespace skipped) tells the layouts apart: ``[`` opens a v3
 array, ``{`` a single v3 call object written without its array, anything else is the
 name of a v11 call.  Every character is looked at a bounded number of times:
@@ -75,7 +77,16 @@ from ...core.kit import (
     register,
 )
 from .._base import Dialect
-from .reader import _MAX_NAME, _NAME_CHARS, ARGS, THINK_END, THINK_START, TOOL_CALLS, MistralPlugin
+from .reader import (
+    _MAX_NAME,
+    _NAME_CHARS,
+    ARGS,
+    CALL_ID,
+    THINK_END,
+    THINK_START,
+    TOOL_CALLS,
+    MistralPlugin,
+)
 
 __all__ = [
     "ARGS",
@@ -124,6 +135,7 @@ class MistralDialect(Dialect):
     thinking = MISTRAL_THINKING
     tool_names = ToolNameRule(_NAME_CHARS.pattern, "letters, digits, '_', '-', '.' or ':'")
     special_tokens = True  # its markers are special tokens: servers drop them unless asked
+    markers = (ARGS, CALL_ID)
 
     def make_plugin(self, names: tuple[str, ...]) -> Sequence[ParsePlugin]:
         """A :class:`MistralPlugin`."""
