@@ -263,6 +263,23 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
         ),
     ),
     "gpt_oss": ("gpt_oss", _patterns((1900, r"gpt~oss", None, False))),
+    # OLMo 3 Think's template ends the prompt with "<think>"; LFM2.5 writes both tags.
+    "pythonic": (
+        "pythonic",
+        _patterns(
+            (1990, r"olmo~3.*think", _THINK, True),
+            (1980, r"olmo~3(?![0-9])", None, False),
+            (1970, r"lfm~2(?![0-9])", _THINK, False),
+        ),
+    ),
+    # M2, M2.1 and M2.5 (whose repository keeps M2's syntax): the template ends the
+    # prompt with "<think>\n".  M1 writes another form; M3 is not read yet.
+    "minimax_m2": ("minimax_m2", _patterns((1960, r"minimax~m2(?![0-9])", _THINK, True))),
+    # The model opens <seed:think> itself (the generation prompt is "assistant\n").
+    "seed_oss": (
+        "seed_oss",
+        _patterns((1950, r"seed~oss", ("<seed:think>", "</seed:think>"), False)),
+    ),
     "qwen3_coder": (
         "qwen3_coder",
         _patterns(

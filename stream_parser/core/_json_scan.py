@@ -171,6 +171,24 @@ class JsonScanner:
         return self._in_string
 
     @property
+    def escape_pending(self) -> bool:
+        """Whether the text fed (or skipped) so far ends with a string's open escape.
+
+        A backslash inside a string whose pair is the next character fed.
+
+        Example:
+            >>> scanner, backslash = JsonScanner(keep_text=False), chr(92)
+            >>> _ = scanner.feed('"a')
+            >>> scanner.skip("b"), scanner.escape_pending
+            (True, False)
+            >>> scanner.skip("c" + backslash), scanner.escape_pending
+            (True, True)
+            >>> scanner.skip('"'), scanner.escape_pending  # the quote is escaped: taken
+            (True, False)
+        """
+        return self._in_string and self._escaped
+
+    @property
     def depth(self) -> int:
         """How many containers are open (0 outside the value or in a scalar)."""
         return self._depth

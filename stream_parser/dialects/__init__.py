@@ -154,8 +154,11 @@ _LAZY = {
     "HermesDialect": "hermes",
     "KimiDialect": "kimi",
     "LlamaDialect": "llama",
+    "MiniMaxDialect": "minimax_m2",
     "MistralDialect": "mistral",
+    "PythonicDialect": "pythonic",
     "Qwen3CoderDialect": "qwen3_coder",
+    "SeedOssDialect": "seed_oss",
 }
 
 

@@ -29,6 +29,11 @@ model name contains                    dialect          reasoning              p
 ``deepseek-r1`` (and its distills)     ``deepseek``     ``<think>…</think>``   yes
 ``deepseek-v3``, ``deepseek`` …        ``deepseek``     ``<think>…</think>``   no
 ``gpt-oss``                            ``gpt_oss``      (harmony channels)     no
+``olmo-3…think``                       ``pythonic``     ``<think>…</think>``   yes
+``olmo-3``                             ``pythonic``     none                   no
+``lfm2``, ``lfm2.5``                   ``pythonic``     ``<think>…</think>``   no
+``minimax-m2`` (M2, M2.1, M2.5)        ``minimax_m2``   ``<think>…</think>``   yes
+``seed-oss``                           ``seed_oss``     ``<seed:think>…``      no
 ``qwen3-coder``                        ``qwen3_coder``  none                   no
 ``qwen3.5`` … ``qwen3.9``              ``qwen3_coder``  ``<think>…</think>``   no
 ``qwen3…thinking``                     ``hermes``       ``<think>…</think>``   yes

@@ -18,6 +18,8 @@ from stream_parser.dialects.detect import (
 THINK = ("<think>", "</think>")
 K3_THINK = ("<|open|>think<|sep|>", "<|close|>think<|sep|>")
 
+SEED_THINK = ("<seed:think>", "</seed:think>")
+
 # name -> (dialect, reasoning, prefilled)
 NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "Qwen/Qwen3-Coder-30B-A3B-Instruct": ("qwen3_coder", None, False),
@@ -52,6 +54,13 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "deepseek-r1:8b": ("deepseek", THINK, True),
     "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B": ("deepseek", THINK, True),
     "deepseek-ai/DeepSeek-R1-Distill-Llama-8B": ("deepseek", THINK, True),
+    "LiquidAI/LFM2-1.2B-Tool": ("pythonic", THINK, False),
+    "allenai/Olmo-3-7B-Instruct": ("pythonic", None, False),
+    "allenai/Olmo-3-7B-Think": ("pythonic", THINK, True),
+    "MiniMaxAI/MiniMax-M2": ("minimax_m2", THINK, True),
+    "MiniMaxAI/MiniMax-M2.5": ("minimax_m2", THINK, True),
+    "ByteDance-Seed/Seed-OSS-36B-Instruct": ("seed_oss", SEED_THINK, False),
+    "hf.co/unsloth/Seed-OSS-36B-Instruct-GGUF:Q4_K_M": ("seed_oss", SEED_THINK, False),
     "google/gemma-4-27b-it": ("gemma4", ("<|channel>thought", "<channel|>"), False),
     "gemma4:12b": ("gemma4", ("<|channel>thought", "<channel|>"), False),
     "mistralai/Mistral-Small-3.2-24B-Instruct-2506": ("mistral", None, False),

@@ -17,6 +17,9 @@ JINJA = "{{ 7 * 7 }} {% if true %}x{% endif %}"
 VARIABLES: dict[str, dict[str, Any]] = {
     "call_rules": {},
     "gemma4_instructions": {},
+    "seed_oss_instructions": {},
+    "minimax_m2_instructions": {},
+    "pythonic_instructions": {},
     "glm_instructions": {},
     "gpt_oss_instructions": {},
     "hermes_instructions": {},

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from pydantic_core import to_jsonable_python
@@ -47,11 +48,69 @@ from .section import (
 _D_GAP, _D_BODY, _D_VALUE, _D_BAD = range(4)
 
 
-class DsmlReader(_SectionReader):
-    """Reads a DSML section: ``invoke`` elements holding ``parameter`` elements."""
+@dataclass(frozen=True, slots=True)
+class DsmlMarkup:
+    """The tags of a format shaped as DSML: ``invoke`` elements of ``parameter`` elements.
 
-    def __init__(self, call: CallContext) -> None:
+    DeepSeek's (:data:`DSML_MARKUP`) is the default; MiniMax-M2 writes the same shape
+    with plain tag names.
+
+    Attributes:
+        heads: what every tag of the format begins with (a cut one is held).
+        open_head: what an opening tag begins with (looked for between calls).
+        close_head: what a closing tag begins with (looked for in a broken call).
+        value_close: what a value's closing tag begins with (looked for in a value).
+        tag_start: a tag's head, matched where a tag may begin.
+        invoke_open: a whole opening ``invoke`` tag; group 1 the name, group 2 ``/``
+            for a call without parameters.
+        invoke_close: a whole closing ``invoke`` tag.
+        param_open: a whole opening ``parameter`` tag; group 1 its attributes.
+        attributes: the attributes' text -> name to value.
+        param_closes: the closing ``parameter`` tags.
+        close_stop: where a value's closing tag may begin in a chunk (the fast path).
+    """
+
+    heads: tuple[str, ...]
+    open_head: str
+    close_head: str
+    value_close: str
+    tag_start: re.Pattern[str]
+    invoke_open: re.Pattern[str]
+    invoke_close: re.Pattern[str]
+    param_open: re.Pattern[str]
+    attributes: Callable[[str], dict[str, str]]
+    param_closes: tuple[str, ...]
+    close_stop: re.Pattern[str]
+
+
+DSML_MARKUP: Final = DsmlMarkup(
+    heads=(_OPEN, _CLOSE),
+    open_head=_OPEN,
+    close_head=_CLOSE,
+    value_close=_CLOSE,
+    tag_start=_DSML_TAG_START,
+    invoke_open=_INVOKE_OPEN,
+    invoke_close=_INVOKE_CLOSE,
+    param_open=_PARAM_OPEN,
+    attributes=lambda text: dict(_ATTRIBUTE.findall(text)),
+    param_closes=_PARAM_CLOSES,
+    close_stop=_CLOSE_STOP,
+)
+"""DeepSeek's DSML: every tag begins with ``<｜DSML｜`` or ``</｜DSML｜``."""
+
+
+class DsmlReader(_SectionReader):
+    """Reads a DSML section: ``invoke`` elements holding ``parameter`` elements.
+
+    Args:
+        call: the call's context.
+        markup: the format's tags (DeepSeek's by default).
+    """
+
+    def __init__(self, call: CallContext, markup: DsmlMarkup = DSML_MARKUP) -> None:
         super().__init__(call)
+        self.markup = markup
+        self._head_len = max(len(head) for head in markup.heads)
         self.state = _D_GAP
         self.handlers = {
             _D_GAP: self._between_calls,
@@ -70,10 +129,10 @@ class DsmlReader(_SectionReader):
     def _tag(self, buf: str, k: int) -> tuple[int, str]:
         """The DSML tag at ``buf[k:]``: ``(end, text)``; ``end`` -1: wait, -2: no tag."""
         n = len(buf)
-        m = _DSML_TAG_START.match(buf, k)
+        m = self.markup.tag_start.match(buf, k)
         if m is None:
-            rest = buf[k : k + len(_CLOSE)]
-            if k + len(rest) == n and (_OPEN.startswith(rest) or _CLOSE.startswith(rest)):
+            rest = buf[k : k + self._head_len]
+            if k + len(rest) == n and any(h.startswith(rest) for h in self.markup.heads):
                 return -1, ""
             return -2, ""
         gt = buf.find(">", m.end(), k + _TAG_MAX)
@@ -91,20 +150,21 @@ class DsmlReader(_SectionReader):
         """Up to the next ``invoke`` (or, after a call that cannot be read, its close)."""
         state = self.state
         n = len(buf)
-        i = buf.find(_CLOSE if state == _D_BAD else _OPEN, pos)
+        markup = self.markup
+        i = buf.find(markup.close_head if state == _D_BAD else markup.open_head, pos)
         if i < 0:
-            return n - _partial(buf, pos, (_OPEN, _CLOSE)), True
+            return n - _partial(buf, pos, markup.heads), True
         end, tag = self._tag(buf, i)
         if end == -1:
             return i, True
         if end == -2:
             return i + 1, False
         if state == _D_BAD:
-            if _INVOKE_CLOSE.match(tag):
+            if markup.invoke_close.match(tag):
                 self._close_call(base + end)
                 self.state = _D_GAP
             return end, False
-        m = _INVOKE_OPEN.match(tag)
+        m = markup.invoke_open.match(tag)
         if m is not None:
             self._start_invoke(m, i, end, base, out)
         return end, False
@@ -122,17 +182,18 @@ class DsmlReader(_SectionReader):
             self._fail(f"unexpected text in the call of {self.current_name()!r}")
             self.state = _D_BAD
             return k, False
-        if _INVOKE_CLOSE.match(tag):
+        markup = self.markup
+        if markup.invoke_close.match(tag):
             self._close_call(base + end)
             self.state = _D_GAP
             return end, False
-        m = _INVOKE_OPEN.match(tag)
+        m = markup.invoke_open.match(tag)
         if m is not None:  # the previous call's </｜DSML｜invoke> is missing
             self._close_call(base + k)
             self._start_invoke(m, k, end, base, out)
             return end, False
-        m = _PARAM_OPEN.match(tag)
-        attributes = dict(_ATTRIBUTE.findall(m.group(1))) if m is not None else {}
+        m = markup.param_open.match(tag)
+        attributes = markup.attributes(m.group(1)) if m is not None else {}
         name = attributes.get("name", "").strip()
         if not name:
             self._fail(f"unexpected markup in the call of {self.current_name()!r}")
@@ -197,16 +258,17 @@ class DsmlReader(_SectionReader):
     def _in_value(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         n = len(buf)
         search = pos
+        markup = self.markup
         while True:
-            c = buf.find(_CLOSE, search)
+            c = buf.find(markup.value_close, search)
             if c < 0:
-                stop = n - _partial(buf, search, (_CLOSE,))
+                stop = n - _partial(buf, search, (markup.value_close,))
                 self._take(buf, pos, stop, base, out)
                 return stop, True
-            close = next((t for t in _PARAM_CLOSES if buf.startswith(t, c)), "")
+            close = next((t for t in markup.param_closes if buf.startswith(t, c)), "")
             if not close:
                 rest = buf[c:]
-                if any(t.startswith(rest) for t in _PARAM_CLOSES):
+                if any(t.startswith(rest) for t in markup.param_closes):
                     self._take(buf, pos, c, base, out)
                     return c, True
                 search = c + 1  # another DSML closing tag in a value is content
@@ -217,13 +279,13 @@ class DsmlReader(_SectionReader):
                 if k == n:
                     self._take(buf, pos, c, base, out)
                     return c, True  # wait for what follows the close
-                nxt = buf[k : k + len(_CLOSE)]
-                if _DSML_TAG_START.match(buf, k):
+                nxt = buf[k : k + self._head_len]
+                if markup.tag_start.match(buf, k):
                     self._take(buf, pos, c, base, out)
                     self._end_value()
                     self.state = _D_BODY
                     return j, False
-                if k + len(nxt) == n and (_OPEN.startswith(nxt) or _CLOSE.startswith(nxt)):
+                if k + len(nxt) == n and any(h.startswith(nxt) for h in markup.heads):
                     self._take(buf, pos, c, base, out)
                     return c, True
             search = j  # not followed by markup: the close is content
@@ -232,7 +294,7 @@ class DsmlReader(_SectionReader):
         """Inside a value, only where a DSML closing tag may begin matters."""
         if self.state != _D_VALUE or self.held:
             return None
-        return _CLOSE_STOP, self._plain, True  # the section's end tag is content here
+        return self.markup.close_stop, self._plain, True  # the section's end tag: content
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_in_value` for a chunk without the start of a closing tag."""
@@ -259,7 +321,7 @@ class DsmlReader(_SectionReader):
     def _pending_close(self) -> bool:
         """The hold is a value's closing tag and whitespace, waiting for what follows."""
         hold = self.held
-        close = next((t for t in _PARAM_CLOSES if hold.startswith(t)), "")
+        close = next((t for t in self.markup.param_closes if hold.startswith(t)), "")
         return bool(close) and not hold[len(close) :].strip(_WS)
 
     def accepts_end(self) -> bool:

@@ -16,119 +16,30 @@ registered tool, opened without a marker, is not a call: its text is text.
 
 from __future__ import annotations
 
-import ast
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
-
-from pydantic_core import to_jsonable_python
+from typing import Final
 
 from ...core.events import ErrorType, FramingEvent, ParseEvent, Span, TextOutputEvent
-from ...core.kit import CallContext, PluginBlock, Reader, call_too_large, failure
+from ...core.kit import (
+    CallContext,
+    FastData,
+    JsonScanner,
+    PluginBlock,
+    Reader,
+    ValueRun,
+    call_too_large,
+    failure,
+)
+from .pythonic_syntax import format_pythonic_call, literal_value, parse_pythonic_call
 
-__all__ = ["PythonicReader", "format_pythonic_call", "parse_pythonic_call"]
-
-_MAX_DEPTH: Final = 64  # nesting of a pythonic argument value
-_JSON_NAMES: Final[Mapping[str, object]] = {"true": True, "false": False, "null": None}
-
-
-def parse_pythonic_call(text: str) -> tuple[str, dict[str, Any]] | str:
-    """One pythonic call ``name(a=1, b='x')``: its name and arguments, or why not.
-
-    Parsed with :func:`ast.parse` and read node by node: only literal values are
-    accepted, nothing is evaluated.
-
-    Example:
-        >>> parse_pythonic_call("search(query='a b', max_results=-3, tags=[True, None])")
-        ('search', {'query': 'a b', 'max_results': -3, 'tags': [True, None]})
-        >>> parse_pythonic_call("search(__import__('os'))")
-        'passes positional arguments'
-    """
-    try:
-        node = ast.parse(text.strip(), mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
-        return f"is not a Python call ({type(exc).__name__})"
-    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
-        return "is not a call of a tool name"
-    if node.args:
-        return "passes positional arguments"
-    arguments: dict[str, Any] = {}
-    for keyword in node.keywords:
-        if keyword.arg is None:
-            return "unpacks arguments with **"
-        if keyword.arg in arguments:
-            return f"gives {keyword.arg!r} twice"
-        try:
-            arguments[keyword.arg] = _literal(keyword.value, 0)
-        except (ValueError, RecursionError) as exc:
-            return f"gives {keyword.arg!r} a value that is not a literal ({exc})"
-    return node.func.id, arguments
-
-
-def _literal(node: ast.expr, depth: int) -> Any:
-    """The value of a literal node (never evaluated); ValueError for anything else."""
-    if depth > _MAX_DEPTH:
-        raise ValueError("nested too deeply")
-    if isinstance(node, ast.Constant):
-        value = node.value
-        if value is None or isinstance(value, (str, bool, int, float)):
-            return value
-        raise ValueError(type(value).__name__)
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return [_literal(item, depth + 1) for item in node.elts]
-    if isinstance(node, ast.Dict):
-        result: dict[Any, Any] = {}
-        for key_node, value_node in zip(node.keys, node.values, strict=True):
-            if key_node is None:
-                raise ValueError("** in a dict")
-            key = _literal(key_node, depth + 1)
-            if isinstance(key, (list, dict)):
-                raise ValueError("a dict key that is not a scalar")
-            result[key] = _literal(value_node, depth + 1)
-        return result
-    if (
-        isinstance(node, ast.UnaryOp)
-        and isinstance(node.op, (ast.USub, ast.UAdd))
-        and isinstance(node.operand, ast.Constant)
-        and isinstance(node.operand.value, (int, float))
-        and not isinstance(node.operand.value, bool)
-    ):
-        number = node.operand.value
-        return -number if isinstance(node.op, ast.USub) else number
-    if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
-        return _JSON_NAMES[node.id]
-    raise ValueError(type(node).__name__)
-
-
-def _python_literal(value: Any) -> str:
-    """A JSON-able value as Python source: what :func:`_literal` reads back."""
-    if isinstance(value, dict):
-        items = ", ".join(f"{_python_literal(k)}: {_python_literal(v)}" for k, v in value.items())
-        return "{" + items + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_python_literal(v) for v in value) + "]"
-    return repr(value)  # str, int, float, bool, None
-
-
-def format_pythonic_call(calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
-    """Write calls as a Llama 4 pythonic list, ``[f(a=1), g(b='x')]``.
-
-    Example:
-        >>> print(format_pythonic_call([("search", {"query": "x", "max_results": 3})]))
-        [search(query='x', max_results=3)]
-    """
-    written = []
-    for name, args in calls:
-        values = to_jsonable_python(dict(args))
-        params = ", ".join(f"{key}={_python_literal(value)}" for key, value in values.items())
-        written.append(f"{name}({params})")
-    return "[" + ", ".join(written) + "]"
+__all__ = ["PythonicReader", "format_pythonic_call", "literal_value", "parse_pythonic_call"]
 
 
 _NAME_MAX: Final = 256
 _PY_STOP: Final = re.compile(r"""["'{}\[\]()]""")
 _VALUE_STOP: Final = re.compile(r"""["'{}\[\](),]""")  # a keyword value's end, too
 _STOP_IN: Final = {'"': re.compile(r'["\\]'), "'": re.compile(r"['\\]")}
+_TRAILING_BACKSLASH: Final = re.compile(r"\\\Z")
 _WS: Final = frozenset(" \t\r\n")
 _OPEN: Final = frozenset("{[(")
 _CLOSE: Final = frozenset("}])")
@@ -190,6 +101,7 @@ class PythonicReader(Reader):
         self._elements: list[tuple[int, int, CallContext | None]] = []
         self._kw: list[str] = []  # a keyword's name being read
         self._param = ""  # the keyword whose value is open
+        self._string_run = ValueRun()  # an announced call's string value, streamed by the core
 
     # --- streaming -----------------------------------------------------------------------
 
@@ -351,6 +263,77 @@ class PythonicReader(Reader):
         if self._param and vfrom >= 0:
             self._param_delta(data, vfrom, i, base, out)
         return i, False
+
+    # --- the fast path of a string ---------------------------------------------------------
+
+    def fast_path(self) -> FastData | None:
+        """Inside a string of the list: only a chunk that may end it needs :meth:`feed`.
+
+        Any other chunk is all string: :meth:`_in_string` takes it whole, following the
+        escapes (a backslash escapes the next character, in this chunk or the next), and
+        streams it as the open keyword value's delta.  The core streams most such chunks
+        itself (:meth:`value_run`): in a double-quoted string, whose escapes are JSON's,
+        every chunk a JSON scanner inside that string takes whole; in a single-quoted
+        one, a chunk without the quote and not ending with a backslash.
+        """
+        if self.state != LIST or not self._quote or self._hold:
+            return None
+        self._arm()
+        pattern = None if self._string_run.scanner is not None else _TRAILING_BACKSLASH
+        return pattern, self._in_string, False
+
+    def value_run(self) -> ValueRun | None:
+        """The open string value, streamed by the core while it is armed."""
+        if self.state != LIST or not self._quote:
+            return None
+        return self._string_run
+
+    def _arm(self) -> None:
+        """Arm the run for the open string, as the reader stands now."""
+        run = self._string_run
+        call = self._elem_call
+        run.armed = False
+        run.scanner = None
+        if not self._param or call is None or not call.emit_deltas:
+            return
+        run.open(self._elem_tool, self._param, call.call_index, 0)
+        if self._quote == '"':
+            scanner = JsonScanner(keep_text=False)
+            scanner.feed('"\\' if self._escaped else '"')
+            run.scanner, run.stop = scanner, ""
+        elif self._escaped:
+            return  # the next character is escaped: the reader's function takes it
+        else:
+            run.stop = self._quote
+        run.armed = True
+
+    def _in_string(self, data: str, start: int, out: list[ParseEvent]) -> bool:
+        """Take ``data`` if it does not end the open string (and stream it); else False."""
+        run = self._string_run
+        if run.armed and run.scanner is not None:
+            # The scanner took the chunks since the run was armed; this one it did not.
+            self._escaped = run.scanner.escape_pending
+            run.armed = False
+        marks = _STOP_IN[self._quote]
+        n = len(data)
+        # A backslash that ended the last chunk escapes this chunk's first character.
+        pos, escaped = (1, False) if self._escaped else (0, False)
+        while pos < n:
+            m = marks.search(data, pos)
+            if m is None:
+                break
+            k = m.start()
+            if data[k] != "\\":
+                return False  # the string ends in this chunk: the reader decides
+            if k + 1 == n:
+                escaped = True
+                break
+            pos = k + 2
+        self._escaped = escaped
+        if self._param:
+            self._param_delta(data, 0, n, start, out)
+        self._arm()
+        return True
 
     def _value_end(self, data: str, vfrom: int, k: int, base: int, out: list[ParseEvent]) -> int:
         """The open keyword value ends before ``data[k]``: stream its last piece."""

@@ -82,9 +82,11 @@ class LlamaReader(PythonicReader):
         return len(data), False
 
     def fast_path(self) -> FastData | None:
-        """Inside an announced call's object, where its reader has a fast path of its own."""
+        """In an announced call's object, its reader's fast path; in a list, a string's."""
         obj = self._object
-        if self.state != _JSON or obj is None or obj.held or obj.reader.call.call_index < 0:
+        if self.state != _JSON:
+            return super().fast_path()  # a pythonic list's string
+        if obj is None or obj.held or obj.reader.call.call_index < 0:
             return None
         scanner = obj.caught_up()
         # While the object's scanner reads a key of the object (a few characters), it
@@ -99,8 +101,10 @@ class LlamaReader(PythonicReader):
         return None, fast[1], False  # no end tag
 
     def value_run(self) -> ValueRun | None:
-        """The arguments' run of the object's reader, asked with its fast path."""
+        """The arguments' run of the object's reader (or a list's string), with its fast path."""
         obj = self._object
+        if self.state != _JSON:
+            return super().value_run()
         return None if obj is None else obj.reader.value_run()
 
     def _close_object(self, end: int) -> bool:

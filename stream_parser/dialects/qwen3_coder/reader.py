@@ -147,6 +147,7 @@ class Qwen3CoderReader(Reader):
     """Reads one qwen3_coder block: ``<function=NAME><parameter=P>v</parameter></function>``."""
 
     malformed_state = _MALFORMED
+    call_open: str = _TOOL_CALL_OPEN  # after a </function> in a value: another call
 
     def __init__(self, call: CallContext) -> None:
         super().__init__(call)
@@ -403,12 +404,11 @@ class Qwen3CoderReader(Reader):
             return _CONTENT
         if k == n:
             return _BLOCK_END
-        if buf.startswith(_FUNCTION_OPEN, k) or buf.startswith(_TOOL_CALL_OPEN, k):
+        call_open = self.call_open
+        if buf.startswith(_FUNCTION_OPEN, k) or buf.startswith(call_open, k):
             return _ANOTHER_CALL
-        rest = buf[k : k + len(_TOOL_CALL_OPEN)]
-        if k + len(rest) == n and (
-            _FUNCTION_OPEN.startswith(rest) or _TOOL_CALL_OPEN.startswith(rest)
-        ):
+        rest = buf[k : k + len(call_open)]
+        if k + len(rest) == n and (_FUNCTION_OPEN.startswith(rest) or call_open.startswith(rest)):
             return _UNDECIDED
         return _CONTENT
 
@@ -560,18 +560,23 @@ class Qwen3CoderReader(Reader):
             return self.malformed_call(why, block)
         if not self._registered:
             return self.call.unknown_tool(self._tool, block)
-        xml_parser = self.call.xml_parser
-        tool, values, verbatim = self._tool, dict[str, str | None](), list[str]()
+        xml_parser, tool, values, verbatim = self.call.xml_parser, self._tool, {}, []
         for name, (value_from, value_to) in self._params.items():
-            value = _unframe(block.between(value_from, value_to))
-            if value.strip(_WS) == "null":
-                values[name] = None  # None where the field admits it, else "null"
-                continue
+            string = xml_parser.is_raw_param(tool, name) or xml_parser.is_string_param(tool, name)
+            value = self.value_text(block.between(value_from, value_to), string)
             values[name] = value  # a string stays as it is; any other value is trimmed
-            if xml_parser.is_raw_param(tool, name) or xml_parser.is_string_param(tool, name):
+            if string and value is not None:
                 verbatim.append(name)
         result = xml_parser.build_instance(tool, values, verbatim=verbatim)
         return self.call.call(self._tool, result, block)
+
+    def value_text(self, raw: str, string: bool) -> str | None:
+        """A value as written -> the text its field converts (``string``: as it is).
+
+        Its two framing newlines go; ``null`` is None (where the field admits it).
+        """
+        value = _unframe(raw)
+        return None if value.strip(_WS) == "null" else value
 
 
 _WS: Final = " \t\r\n"
