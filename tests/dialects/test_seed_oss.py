@@ -63,12 +63,6 @@ def test_the_fixtures_are_what_the_template_renders() -> None:
     assert sum("#" in c["source"] for c in _CASES) >= 3  # tracker cases name their issue
 
 
-def test_pending_framing_cases_wait_for_the_framing_rule() -> None:
-    # Kept apart until the framing-whitespace rule lands: they expect what it gives.
-    pending = load_cases(render.HERE / "pending_framing.json")
-    assert [c["name"] for c in pending] == [c["name"] for c in render.pending_framing()]
-
-
 def _events(text: str, **config: Any) -> list[Any]:
     parser = StreamToolParser(ALL_TOOLS, config=ParserConfig(dialect="seed_oss", **config))
     return merge_deltas(parser.feed(text) + parser.close())
