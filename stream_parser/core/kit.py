@@ -422,6 +422,20 @@ class Reader:
         """The text held undecided at the end of the content fed so far."""
         return self._hold
 
+    def hold(self, text: str, start: int) -> None:
+        """Keep ``text``, at stream offset ``start``, undecided: the next piece follows it.
+
+        :meth:`feed` does this itself with what its handlers leave.  A fast path
+        (:meth:`fast_path`) that reads a chunk on its own holds the start of a marker
+        cut by the chunk's end here, so that the next :meth:`feed` reads it first.
+        """
+        self._hold = text
+        self._hold_start = start
+
+    def drop_hold(self) -> None:
+        """Forget what is held: the block's end decided it (a value closed by the end)."""
+        self._hold = ""
+
     def feed(self, data: str, start: int, out: list[ParseEvent]) -> None:
         """Run the state table over the hold and ``data``; hold what is still undecided.
 
