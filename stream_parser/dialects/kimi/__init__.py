@@ -86,6 +86,7 @@ from .markers import (
     SEP,
     k2_tool_name,
 )
+from .section import SECTION_OPENERS, KimiSectionPlugin
 
 __all__ = [
     "CALL_END",
@@ -101,6 +102,8 @@ __all__ = [
     "KimiK2Reader",
     "KimiK3Plugin",
     "KimiK3Reader",
+    "KimiSectionPlugin",
+    "SECTION_OPENERS",
     "format_k2_call",
     "format_k3_call",
     "k2_tool_name",
@@ -165,8 +168,8 @@ class KimiDialect(Dialect):
         self.variant = variant
 
     def make_plugin(self, names: tuple[str, ...]) -> list[ParsePlugin]:
-        """The K2 and K3 call plugins and the framing plugin."""
-        return [KimiK2Plugin(), KimiK3Plugin(), KimiFramingPlugin()]
+        """The K2 and K3 call plugins, the sections' opener and the framing plugin."""
+        return [KimiK2Plugin(), KimiK3Plugin(), KimiSectionPlugin(), KimiFramingPlugin()]
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write the call as the chat template of :attr:`variant` renders it.

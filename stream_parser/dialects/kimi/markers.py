@@ -72,25 +72,28 @@ _K3_RUN_STOP: Final = "<"
 
 
 K2_FRAMING_TAGS: Final = (
-    SECTION_BEGIN,
     SECTION_END,
     # The singular spelling: some K2 checkpoints and servers write it.
-    "<|tool_call_section_begin|>",
     "<|tool_call_section_end|>",
     "<|im_end|>",
 )
-"""K2 markup that is neither text nor a call: the tool-call section and the end of turn."""
+"""K2 markup that is neither text nor a call: the section's end and the end of turn.
+
+The section's opener is read by ``KimiSectionPlugin`` (a cut call when nothing follows).
+"""
 
 
 K3_FRAMING_TAGS: Final = (
-    OPEN + "tools" + SEP,
     CLOSE + "tools" + SEP,
     OPEN + "response" + SEP,
     CLOSE + "response" + SEP,
     CLOSE + "message" + SEP,
     "<|end_of_msg|>",
 )
-"""K3 channel markup around the reply's text and calls, and the end of the message."""
+"""K3 channel markup around the reply's text and calls, and the end of the message.
+
+``<|open|>tools<|sep|>`` is read by ``KimiSectionPlugin`` (a cut call when nothing follows).
+"""
 
 
 KIMI_THINKING: Final = ThinkingFormat(
