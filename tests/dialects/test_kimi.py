@@ -26,7 +26,6 @@ from stream_parser.dialects import get_dialect
 from stream_parser.dialects.kimi import (
     K2_FRAMING_TAGS,
     K3_FRAMING_TAGS,
-    SECTION_OPENERS,
     KimiDialect,
     format_k2_call,
     format_k3_call,
@@ -43,7 +42,6 @@ _SOME = settings(max_examples=30, deadline=None)
 
 # Every marker of both formats: a tokenizer emits each as one token.
 MARKERS = (
-    *SECTION_OPENERS,
     *K2_FRAMING_TAGS,
     *K3_FRAMING_TAGS,
     "<|tool_call_begin|>",

@@ -118,7 +118,8 @@ class KimiFramingPlugin(ParsePlugin):
     """
 
     name = "kimi_framing"
-    start_tags = K2_FRAMING_TAGS + K3_FRAMING_TAGS
+    # A section's opener is KimiSectionPlugin's: a cut call when nothing follows it.
+    start_tags = tuple(t for t in K2_FRAMING_TAGS + K3_FRAMING_TAGS if t not in SECTION_OPENERS)
     is_framing = True
 
     def __init__(self) -> None:

@@ -72,18 +72,21 @@ _K3_RUN_STOP: Final = "<"
 
 
 K2_FRAMING_TAGS: Final = (
+    SECTION_BEGIN,
     SECTION_END,
     # The singular spelling: some K2 checkpoints and servers write it.
+    "<|tool_call_section_begin|>",
     "<|tool_call_section_end|>",
     "<|im_end|>",
 )
-"""K2 markup that is neither text nor a call: the section's end and the end of turn.
+"""K2 markup that is neither text nor a call: the tool-call section and the end of turn.
 
-The section's opener is read by ``KimiSectionPlugin`` (a cut call when nothing follows).
+The section's opener is read by ``KimiSectionPlugin`` (a cut call when nothing follows it).
 """
 
 
 K3_FRAMING_TAGS: Final = (
+    OPEN + "tools" + SEP,
     CLOSE + "tools" + SEP,
     OPEN + "response" + SEP,
     CLOSE + "response" + SEP,
@@ -92,7 +95,7 @@ K3_FRAMING_TAGS: Final = (
 )
 """K3 channel markup around the reply's text and calls, and the end of the message.
 
-``<|open|>tools<|sep|>`` is read by ``KimiSectionPlugin`` (a cut call when nothing follows).
+``<|open|>tools<|sep|>`` is read by ``KimiSectionPlugin`` (a cut call when nothing follows it).
 """
 
 
