@@ -422,6 +422,19 @@ class Reader:
         """The text held undecided at the end of the content fed so far."""
         return self._hold
 
+    def take_hold(self, data: str, start: int) -> tuple[str, int]:
+        """What is held, then ``data`` (at stream offset ``start``); the hold is emptied.
+
+        Returns the text to read and the stream offset of its first character.  Give back
+        what stays undecided with :meth:`hold`.  :meth:`feed` reads each piece so; a fast
+        path that reads a chunk itself does the same.
+        """
+        held = self._hold
+        if not held:
+            return data, start
+        self._hold = ""
+        return held + data, self._hold_start
+
     def hold(self, text: str, start: int) -> None:
         """Keep ``text``, at stream offset ``start``, undecided: the next piece follows it.
 
@@ -445,12 +458,7 @@ class Reader:
         if self.state == malformed:
             return
         self._pending_end = False
-        if self._hold:
-            buf = self._hold + data
-            base = self._hold_start
-        else:
-            buf = data
-            base = start
+        buf, base = self.take_hold(data, start)
         pos = 0
         n = len(buf)
         handlers = self.handlers

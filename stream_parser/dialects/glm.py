@@ -315,11 +315,13 @@ class GlmReader(Reader):
 
     def fast_path(self) -> FastData | None:
         """Inside a value, only ``</arg_value>`` matters (whole, or cut and held)."""
-        # A held start of ``</arg_value>`` is decided by the slow path (:meth:`feed`).
-        if self.state != _VALUE or self._pending_end or self.held:
+        if self.state != _VALUE or self._pending_end:
+            return None
+        held = self.held
+        if held and _cut_close(held, 0) != len(held):
             return None
         self._deltas = self._param_known and self.call.emit_deltas  # fixed while it runs
-        self._run.armed = self._param_known
+        self._run.armed = self._param_known and not held
         return _VALUE_CLOSE_RE, self._plain, True  # </tool_call> in a value is content
 
     def value_run(self) -> ValueRun | None:
@@ -330,21 +332,28 @@ class GlmReader(Reader):
         """:meth:`feed` for a value's chunk without ``</arg_value>``.
 
         As on the slow path, the start of a ``</arg_value>`` cut by the end of the
-        chunk is held; the chunks after it go to the slow path, which decides it.
+        chunk is held (the reader's hold); the chunk is left to the slow path when it
+        completes one.
         """
-        if self.held:
-            return False
-        if "<" not in data:  # nothing to hold (the run takes these when it is armed)
+        held = self.held
+        if held:
+            buf = held + data
+            if _VALUE_CLOSE in buf:
+                return False
+            base = start - len(held)  # the hold is the text right before the chunk
+        elif "<" in data:
+            buf, base = data, start
+        else:  # nothing held, nothing to hold (the run takes these when it is armed)
             self._run.end = end = start + len(data)
             if self._deltas:
                 out.append(self.call.param_delta(self._tool, self._param, data, (start, end)))
             return True
-        cut = _VALUE_STOP.search(data)
-        end = len(data) if cut is None else cut.start()
-        self._take(data, 0, end, start, out)
-        if end < len(data):
-            self.hold(data[end:], start + end)
-            self._run.armed = False
+        cut = _VALUE_STOP.search(buf)
+        end = len(buf) if cut is None else cut.start()
+        self._take(buf, 0, end, base, out)
+        if held or end < len(buf):
+            self.hold(buf[end:], base + end)
+            self._run.armed = self._param_known and end == len(buf)
         return True
 
     def _end_value(self) -> None:
