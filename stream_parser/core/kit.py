@@ -428,6 +428,13 @@ class Reader:
         Returns the text to read and the stream offset of its first character.  Give back
         what stays undecided with :meth:`hold`.  :meth:`feed` reads each piece so; a fast
         path that reads a chunk itself does the same.
+
+        Example:
+            >>> from stream_parser.core.config import ParserConfig
+            >>> reader = Reader(CallContext.of({}, ParserConfig()))
+            >>> reader.hold("</arg", 10)  # a closing tag cut by the end of a chunk
+            >>> reader.take_hold("_value>", 15), reader.held
+            (('</arg_value>', 10), '')
         """
         held = self._hold
         if not held:
