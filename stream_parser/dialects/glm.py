@@ -317,11 +317,10 @@ class GlmReader(Reader):
         """Inside a value, only ``</arg_value>`` matters (whole, or cut and held)."""
         if self.state != _VALUE or self._pending_end:
             return None
-        held = self.held
-        if held and _cut_close(held, 0) != len(held):
+        if self.held and _cut_close(self.held, 0) != len(self.held):
             return None
         self._deltas = self._param_known and self.call.emit_deltas  # fixed while it runs
-        self._run.armed = self._param_known and not held
+        self._run.armed = self._param_known and not self.held
         return _VALUE_CLOSE_RE, self._plain, True  # </tool_call> in a value is content
 
     def value_run(self) -> ValueRun | None:
@@ -332,8 +331,7 @@ class GlmReader(Reader):
         """:meth:`feed` for a value's chunk without ``</arg_value>``.
 
         As on the slow path, the start of a ``</arg_value>`` cut by the end of the
-        chunk is held (the reader's hold); the chunk is left to the slow path when it
-        completes one.
+        chunk is held; the chunk is left to the slow path when it completes one.
         """
         held = self.held
         if held:
