@@ -25,6 +25,7 @@ from ..core.parser import StreamToolParser
 from ..errors import ConfigError
 from ..llm.base import ChatModel, Message
 from ..tools import ToolLike, ToolRegistry
+from .limits import _limits_repr
 from .loop import AgentLoop
 from .options import AgentOptions, Unpack
 from .reply import Reply
@@ -109,10 +110,7 @@ class FunctionCallAgent(AgentLoop):
         return [NoticeEvent(code="call_in_text", message=message, span=(offset, offset))]
 
     def __repr__(self) -> str:
-        return (
-            f"FunctionCallAgent(tools={list(self.tools)!r}, "
-            f"max_iterations={self.config.max_iterations})"
-        )
+        return f"FunctionCallAgent(tools={list(self.tools)!r}, {_limits_repr(self.config)})"
 
 
 def written_call(tools: ToolRegistry, text: str) -> tuple[int, str, str] | None:

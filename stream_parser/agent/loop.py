@@ -15,10 +15,12 @@ messages, calls written in the text by one ``user`` message of observations.
   ``run_sync`` / ``stream_sync``; it reads its options from an
   :class:`~stream_parser.agent.AgentConfig` (``options.py``);
 * the run handle, :class:`~stream_parser.agent.AgentRun` (``run.py``); a reply and the
-  history it writes (``reply.py``); the tool runner, mixed in (``runner.py``: worker
-  threads for sync tools, time limits, result size, approval, eager read-only tools,
-  the run's call limit); the conversation a run starts from (``history.py``); the
-  background loop of the sync forms (``_sync.py``).
+  history it writes (``reply.py``); mixed in, one above the other: the tool runner
+  (``runner.py``: worker threads for sync tools, time limits, result size, approval,
+  eager read-only tools, the run's call limit), the ends of a step (``step_end.py``),
+  pause and resume (``resume.py``); the limits a run ends at (``limits.py``); the
+  conversation a run starts from (``history.py``); the background loop of the sync
+  forms (``_sync.py``).
 
 History invariant: whenever a run stops (it ends, the model fails, it is cancelled or
 closed, at any point), ``AgentRun.messages`` is a conversation a server accepts: every
@@ -45,55 +47,37 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import logging
 import time
-from collections.abc import (
-    AsyncIterator,
-    Iterable,
-    Iterator,
-    Mapping,
-    Sequence,
-)
-from typing import Any, Final, cast
-
-from pydantic import BaseModel
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from ..core.chunks import ChatDelta
 from ..core.config import ParserConfig
-from ..core.events import (
-    ErrorType,
-    NoticeEvent,
-    TokenUsageEvent,
-    ToolCallEvent,
-)
+from ..core.events import NoticeEvent, TokenUsageEvent, ToolCallEvent
 from ..core.parser import StreamToolParser
 from ..errors import ConfigError
-from ..llm.base import (
-    ChatModel,
-    ContentPart,
-    Message,
-    ModelError,
-)
-from ..prompts import text as prompts
+from ..llm.base import ChatModel, Message, ModelError
 from ..prompts.templating import render
 from ..tools import ToolLike, ToolRegistry, ToolResult
 from ._sync import _background, check_sync_tools, iterate_sync
-from .events import (
-    AgentDoneEvent,
-    AgentEvent,
-    RequestDoneEvent,
-    StepStartEvent,
-    StopReason,
-    ToolResultEvent,
-)
+from .events import AgentEvent, RequestDoneEvent, StepStartEvent
 from .history import ContextStep, _context_step, start_history, trim_history
+from .limits import USAGE_LIMIT as USAGE_LIMIT  # where it was first defined
+from .limits import (
+    _call_limit_hit,
+    _limit_before_request,
+    _reason_of,
+    _reply_end,
+    _token_limit,
+    _usage_unreported,
+)
 from .options import AgentOptions, Unpack, agent_config
-from .pause import PausedRun, PendingCall, check_decisions
-from .reply import Reply, answer_images, answer_text, fill_answers
-from .run import AgentRun, _interrupted
-from .runner import DEFERRED, ToolRunner, _cancel_tasks, _refusal, tool_registry
-from .usage import LimitHit, RequestRecord, Usage
+from .reply import Reply
+from .resume import PauseResume
+from .run import AgentRun
+from .runner import DEFERRED, tool_registry
+from .usage import LimitHit, Usage
 
 __all__ = ["AgentLoop"]
 
@@ -103,7 +87,7 @@ logger = logging.getLogger("stream_parser.agent")
 # --- the loop -------------------------------------------------------------------------------
 
 
-class AgentLoop(ToolRunner):
+class AgentLoop(PauseResume):
     """The loop both agents run; subclasses give the prompt, the request and the parser.
 
     Args:
@@ -313,19 +297,11 @@ class AgentLoop(ToolRunner):
             reply.visible.append(output)
         log = logger
         usage = run.usage
-        step_name, step_limit = config.step_limit
         limits = config.usage_limits
         token_limits = limits.token_limits if limits is not None else {}
         step = run.steps  # a resumed run counts on from its pause
         while True:
-            # Before each request: the tokens used so far (a token limit already reached
-            # would be crossed by any request; no last answer is asked for past it), then
-            # the requests made.
-            hit = _token_limit(usage, token_limits, reached=True)
-            if hit is None and last_answer is None and usage.requests >= step_limit:
-                hit = LimitHit(step_name, step_limit, usage.requests)
-                if config.final_answer_at_limit:
-                    last_answer, hit = hit, None
+            hit, last_answer = _limit_before_request(config, usage, token_limits, last_answer)
             if hit is not None:
                 yield self._done(run, _reason_of(hit), reply, hit)
                 return
@@ -344,11 +320,7 @@ class AgentLoop(ToolRunner):
             reply = Reply(step)
             eager: dict[int, asyncio.Task[ToolResult]] = {}
             results: dict[int, ToolResult] = {}
-            sent = trim_history(messages, self.config.history_length)
-            if self.config.instructions_role == "user" and len(sent) < len(messages):
-                # The turn that opened with the instructions was left out: the first turn
-                # sent opens with them instead.
-                sent = start_history(sent, None, self.system_prompt(), "user")
+            sent = self._messages_to_send(messages)
             usage.requests += 1
             started_at, started = time.time(), time.perf_counter()
             source = self._final_request(sent) if last_answer else self._request(sent)
@@ -412,60 +384,15 @@ class AgentLoop(ToolRunner):
                     await aclose()
 
             if reply.stream_error is not None or reply.cut:
-                # Nothing of a cut or broken reply runs: its calls may be incomplete in
-                # ways the parser cannot see (a value cut short), and an eager one stops.
-                await _cancel_tasks(eager, results)
-                why = self._note("reply_cut" if reply.cut else "connection_failed")
-                not_run = {
-                    position: _refusal(call, ErrorType.TRUNCATED, why)
-                    if reply.cut
-                    else _refusal(call, ErrorType.CANCELLED, why)
-                    for position, call in enumerate(reply.calls)
-                    if position not in results
-                }
-                messages.extend(
-                    reply.messages(
-                        results, not_run, language=config.language, templates=config.templates
-                    )
-                )
-                run.output = reply.visible_text
-                if reply.stream_error is not None:
-                    run.reason = "model_error"
-                    log.info(  # raised just below: the caller has it
-                        "%s step %d: the stream failed: %s", run.run_id, step, reply.stream_error
-                    )
-                    raise ModelError(f"the stream failed mid-reply: {reply.stream_error}")
-                if not reply.needs_answer:
-                    yield self._done(run, "length", reply)
-                    return
-                if last_answer is not None:
-                    yield self._done(run, _reason_of(last_answer), reply, last_answer)
-                    return
-                continue
-
-            # After each reply: the tokens, with its usage added.  The reply that crossed a
-            # limit is recorded; its calls are answered as not run (those started early
-            # while it streamed finish first).
+                done = await self._end_broken_reply(run, reply, eager, results, last_answer)
+                if done is None:
+                    continue
+                yield done
+                return
+            # After each reply: the tokens, with its usage added.
             crossed = _token_limit(usage, token_limits, reached=False)
             if crossed is not None:
-                try:
-                    for position, task in eager.items():
-                        results[position] = await task
-                except BaseException as exc:
-                    await self._stop_interrupted(run, reply, eager, results, exc)
-                    raise
-                why = self._note("usage_limit", limit=f"{crossed.name}={crossed.limit}")
-                not_run = {
-                    position: _refusal(call, USAGE_LIMIT, why)
-                    for position, call in enumerate(reply.calls)
-                    if position not in results
-                }
-                messages.extend(
-                    reply.messages(
-                        results, not_run, language=config.language, templates=config.templates
-                    )
-                )
-                yield self._done(run, "usage_limit", reply, crossed)
+                yield await self._end_over_budget(run, reply, eager, results, crossed)
                 return
 
             calls = self._run_calls(run, reply, eager, results)
@@ -501,221 +428,14 @@ class AgentLoop(ToolRunner):
                     return
                 last_answer = hit
 
-    def _call_limit(self, run: AgentRun) -> LimitHit:
-        """The run's call limit, reached."""
-        call_name, call_limit = self.config.call_limit
-        return LimitHit(call_name, call_limit or 0, run.tool_calls)
-
-    async def _stop_interrupted(
-        self,
-        run: AgentRun,
-        reply: Reply,
-        eager: dict[int, asyncio.Task[ToolResult]],
-        results: dict[int, ToolResult],
-        exc: BaseException,
-    ) -> None:
-        """Stop the step on an interruption, the history left consistent.
-
-        The calls still running are cancelled; every call of the reply is answered, the
-        unfinished ones as cancelled.
-        """
-        await _cancel_tasks(eager, results)
-        config = self.config
-        run.messages.extend(
-            reply.messages(results, {}, language=config.language, templates=config.templates)
-        )
-        run.output = reply.visible_text
-        run.reason = _interrupted(exc)
-
-    def _pause(
-        self, run: AgentRun, reply: Reply, results: Mapping[int, ToolResult], waiting: list[int]
-    ) -> AgentDoneEvent:
-        """End the run paused: the reply goes into the history, its answers into the record."""
-        config = self.config
-        native = reply.native_ids()
-        pending: list[PendingCall] = []
-        for position in waiting:
-            call = reply.calls[position]
-            is_native = call.call_id is not None and call.call_id in native
-            instance = call.tool_instance
-            arguments = (
-                instance.model_dump(mode="json")
-                if isinstance(instance, BaseModel)
-                else dict(instance or {})
-            )
-            pending.append(
-                PendingCall(
-                    call_id=cast(str, call.call_id)
-                    if is_native
-                    else f"call_{reply.step}_t{position}",
-                    name=call.tool_name,
-                    arguments=arguments,
-                    call_index=call.call_index,
-                    native=is_native,
-                )
-            )
-        made = {position: result for position, result in results.items() if position not in waiting}
-        placeholders = {
-            position: call.placeholder for position, call in zip(waiting, pending, strict=True)
-        }
-        written = reply.messages(
-            made,
-            {},
-            language=config.language,
-            templates=config.templates,
-            pending=placeholders,
-        )
-        run.messages.extend(written[:1])
-        run.pending_calls = pending
-        run._paused = PausedRun(
-            messages=list(run.messages),
-            pending=pending,
-            answers=written[1:],
-            results=[
-                {
-                    "name": result.tool_name,
-                    "text": result.text,
-                    "is_error": result.is_error,
-                    "error_type": result.error_type,
-                }
-                for _, result in sorted(made.items())
-            ],
-            step=reply.step,
-            tool_calls=run.tool_calls,
-            usage=dataclasses.replace(run.usage),
-            tool_seconds=run.tool_seconds,
-            output=reply.visible_text,
-        )
-        # A call of this reply was refused at the call limit: the run ends there once the
-        # pending calls are answered (see _resumed); the pause says so already.
-        limit_hit = _call_limit_hit(result.error_type for result in made.values())
-        return self._done(run, "paused", reply, self._call_limit(run) if limit_hit else None)
-
-    def resume(self, paused: PausedRun | str | bytes, decisions: Mapping[str, object]) -> AgentRun:
-        """Go on with a paused run, its pending calls decided: ``await`` it or iterate it.
-
-        Each pending call's decision is carried out first, in call order, and its answer
-        appended (``tool`` messages for native calls, one observation message for calls
-        written in text); then the run goes on with its next request.  Steps, limits and
-        usage count on from the pause.
-
-        Args:
-            paused: ``run.pause_state()``, or its JSON (``PausedRun.to_json()``).
-            decisions: each pending call's id -> ``True`` (run it), ``False`` or
-                :class:`~stream_parser.agent.Deny` (do not; the model reads the
-                reason), a result given by hand (``str`` or
-                :class:`~stream_parser.tools.ToolResult`), or edited arguments (an
-                instance of the tool's argument model, or a mapping).
-
-        Returns:
-            An :class:`AgentRun`, not started yet.
-
-        Raises:
-            ConfigError: a damaged JSON document or one of another version, a missing
-                or unknown call id, or a decision of another kind; raised here, before
-                anything runs.
-        """
-        if isinstance(paused, (str, bytes)):
-            paused = PausedRun.from_json(paused)
-        if not isinstance(paused, PausedRun):
-            raise ConfigError(f"resume takes a PausedRun or its JSON, not {paused!r}")
-        paused.check()
-        checked = check_decisions(paused.pending, decisions)
-        state = paused
-
-        def body(run: AgentRun) -> AsyncIterator[AgentEvent]:
-            return self._resumed(run, state, checked)
-
-        run = AgentRun(list(paused.messages), body)
-        run.steps = paused.step
-        run.tool_calls = paused.tool_calls
-        run.usage = dataclasses.replace(paused.usage)
-        run.tool_seconds = paused.tool_seconds
-        return run
-
-    def resume_sync(
-        self, paused: PausedRun | str | bytes, decisions: Mapping[str, object]
-    ) -> AgentRun:
-        """:meth:`resume` to its end, from synchronous code (as :meth:`run_sync` runs).
-
-        Raises:
-            ConfigError: as :meth:`resume`, before anything runs.
-        """
-        check_sync_tools(self.tools)
-        run = self.resume(paused, decisions)
-        finished: AgentRun = _background().call(run._drive())
-        return finished
-
-    async def _resumed(
-        self, run: AgentRun, paused: PausedRun, decisions: Mapping[str, object]
-    ) -> AsyncIterator[AgentEvent]:
-        """Carry out the decisions, append the answers, then go on with the steps."""
-        config = self.config
-        say = (config.language, config.templates)
-        texts: dict[str, str] = {}
-        images: dict[str, list[ContentPart]] = {}
-        try:
-            for pending in paused.pending:
-                call = ToolCallEvent(
-                    tool_name=pending.name,
-                    tool_instance=pending.arguments,
-                    raw=json.dumps(pending.arguments),
-                    call_index=pending.call_index,
-                    call_id=pending.call_id if pending.native else None,
-                )
-                decision = decisions[pending.call_id]
-                item = self.tools.get_tool(pending.name) if pending.name in self.tools else None
-                started = time.perf_counter()
-                # Not counted again, nor refused at the call limit: the call was counted
-                # when it was deferred, within the limit.
-                result = await self._carry_out(run, call, item, decision)
-                seconds = time.perf_counter() - started
-                run.tool_seconds += seconds
-                texts[pending.placeholder] = answer_text(pending.native, pending.name, result, *say)
-                images.update(
-                    answer_images(
-                        pending.native,
-                        pending.name,
-                        pending.call_id,
-                        pending.placeholder,
-                        result,
-                        *say,
-                    )
-                )
-                yield ToolResultEvent(
-                    tool_name=pending.name,
-                    result=result,
-                    call_index=pending.call_index,
-                    step=paused.step,
-                    call_id=call.call_id,
-                    duration_s=seconds if config.timings else None,
-                )
-        except BaseException as exc:
-            run.reason = _interrupted(exc)
-            raise
-        finally:
-            # Every pending call is answered, those an interruption left as cancelled.
-            for pending in paused.pending:
-                if pending.placeholder not in texts:
-                    texts[pending.placeholder] = (
-                        prompts.say("native_cancelled", *say)
-                        if pending.native
-                        else prompts.cancelled_observation(pending.name, *say)
-                    )
-            run.messages.extend(fill_answers(paused.answers, texts, images))
-        # The step goes on as it would have, its calls decided at once: a call refused at
-        # the call limit ends the run there (or asks for a last answer).
-        last_answer = None
-        if _call_limit_hit(result.get("error_type") for result in paused.results):
-            hit = self._call_limit(run)
-            if not config.final_answer_at_limit:
-                reply = Reply(paused.step)
-                reply.visible.append(paused.output)
-                yield self._done(run, _reason_of(hit), reply, hit)
-                return
-            last_answer = hit
-        async for event in self._steps(run, last_answer, paused.output):
-            yield event
+    def _messages_to_send(self, messages: Sequence[Message]) -> list[Message]:
+        """The conversation sent with a request: the history, cut to ``history_length``."""
+        sent = trim_history(messages, self.config.history_length)
+        if self.config.instructions_role == "user" and len(sent) < len(messages):
+            # The turn that opened with the instructions was left out: the first turn
+            # sent opens with them instead.
+            sent = start_history(sent, None, self.system_prompt(), "user")
+        return sent
 
     def _final_request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:
         """The request for a last answer at a limit (the tools no longer callable).
@@ -724,104 +444,3 @@ class AgentLoop(ToolRunner):
         over (``tool_choice="none"``, or a note after the observations).
         """
         return self._request(messages)
-
-    def _record(
-        self,
-        run: AgentRun,
-        reply: Reply,
-        usage: Usage,
-        reported: bool,
-        started_at: float,
-        started: float,
-    ) -> RequestRecord:
-        """Keep the record of one request (``run.requests``), its reply over."""
-        now = time.perf_counter()
-        first = reply.first_token
-        record = RequestRecord(
-            step=reply.step,
-            started_at=started_at,
-            first_token_s=None if first is None else first - started,
-            duration_s=now - started,
-            usage=usage,
-            usage_reported=reported,
-        )
-        run.requests.append(record)
-        return record
-
-    def _done(
-        self, run: AgentRun, reason: StopReason, reply: Reply, limit: LimitHit | None = None
-    ) -> AgentDoneEvent:
-        run.reason = reason
-        run.limit = limit
-        run.output = reply.visible_text
-        if limit is None:
-            logger.info("%s ended: %s after %d step(s)", run.run_id, reason, run.steps)
-        else:
-            logger.info(
-                "%s ended: %s after %d step(s), at %s=%d (used %d)",
-                run.run_id,
-                reason,
-                run.steps,
-                limit.name,
-                limit.limit,
-                limit.used,
-            )
-        return AgentDoneEvent(
-            reason=reason,
-            messages=list(run.messages),
-            output=run.output,
-            steps=run.steps,
-            limit=limit,
-        )
-
-
-#: The error type of a call not run because a reply crossed a token limit of the budget.
-USAGE_LIMIT: Final = "usage_limit"
-
-# The reason a run ends with at each limit.
-_REASONS: Final[Mapping[str, StopReason]] = {
-    "max_iterations": "max_iterations",
-    "max_tool_calls": "max_tool_calls",
-}
-
-
-def _call_limit_hit(error_types: Iterable[str | None]) -> bool:
-    """Whether a call of a reply was refused at the run's call limit."""
-    return ErrorType.TOOL_CALL_LIMIT.value in error_types
-
-
-def _reason_of(hit: LimitHit) -> StopReason:
-    return _REASONS.get(hit.name, "usage_limit")
-
-
-def _token_limit(usage: Usage, limits: Mapping[str, int], *, reached: bool) -> LimitHit | None:
-    """The first token limit reached (``reached``) or crossed (else) by ``usage``."""
-    for name, limit in limits.items():
-        used: int = getattr(usage, name)
-        if used > limit or (reached and used == limit):
-            return LimitHit(name, limit, used)
-    return None
-
-
-def _reply_end(events: Sequence[AgentEvent]) -> int:
-    """Where the latest reply ends: the end of its last parse event's span (0 if none).
-
-    Looked up in ``run.events`` once, when a notice needs it, rather than noted at every
-    event.
-    """
-    for event in reversed(events):
-        if isinstance(event, StepStartEvent):
-            break
-        if event.span is not None and not isinstance(event, TokenUsageEvent):
-            return event.span[1]
-    return 0
-
-
-def _usage_unreported(limits: Mapping[str, int], offset: int) -> NoticeEvent:
-    """The notice that the server reports no usage, so the token limits cannot hold."""
-    named = ", ".join(f"{name}={limit}" for name, limit in limits.items())
-    message = (
-        f"the server reported no token usage for this reply, so the token limits "
-        f"({named}) cannot be enforced; the other limits still hold"
-    )
-    return NoticeEvent(code="usage_unreported", message=message, span=(offset, offset))

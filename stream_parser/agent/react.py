@@ -32,6 +32,7 @@ from ..prompts import text as prompts
 from ..prompts.templating import render
 from ..schema.typedesc import describe_parameters
 from ..tools import Tool, ToolLike, ToolRegistry
+from .limits import _limits_repr
 from .loop import AgentLoop
 from .options import AgentOptions, Unpack
 
@@ -137,7 +138,7 @@ class ReActAgent(AgentLoop):
     def __repr__(self) -> str:
         return (
             f"ReActAgent(tools={list(self.tools)!r}, dialect={self.dialect.name!r}, "
-            f"max_iterations={self.config.max_iterations})"
+            f"{_limits_repr(self.config)})"
         )
 
     def _final_request(self, messages: Sequence[Message]) -> AsyncIterator[ChatDelta]:

@@ -473,21 +473,6 @@ class ToolRunner:
             )
 
 
-async def _cancel_tasks(
-    tasks: Mapping[int, asyncio.Task[ToolResult]], results: dict[int, ToolResult]
-) -> None:
-    """Cancel the calls still running; keep the results of those that finished."""
-    for position, task in tasks.items():
-        if task.done() and not task.cancelled() and task.exception() is None:
-            results.setdefault(position, task.result())
-        elif not task.done():
-            task.cancel()
-    waiting = [task for task in tasks.values() if not task.done()]
-    if waiting:
-        # Shielded: this may run while our own task is being cancelled.
-        await asyncio.shield(asyncio.gather(*waiting, return_exceptions=True))
-
-
 def tool_registry(
     tools: ToolRegistry | Iterable[ToolLike] | Mapping[str, ToolLike],
 ) -> ToolRegistry:

@@ -58,7 +58,7 @@ from ._readers import (
     ThinkingReader,
     ToolReader,
 )
-from ._scan import stop_char
+from ._scan import TagKind, TagSpec, stop_char
 from ._sdk_items import ACCEPTED_ITEMS, ChunkDeltas, helper_event_type, is_chunk, read_field
 from ._tables import plugin_tags, tag_tables, tool_tables
 from .chunks import ChatDelta, StreamItem
@@ -357,6 +357,15 @@ class StreamToolParser:
                 )
             else:
                 later = table
+        # The call start tags that end an open reasoning block, with their own guard.
+        self._thinking.set_enders(
+            tuple(
+                TagSpec(tag, TagKind.PLUGIN, plugin=p, next_chars=p.ends_reasoning)
+                for p in plugins
+                if p.ends_reasoning
+                for tag in p.reasoning_tags or p.start_tags
+            )
+        )
         # Only while a tag waits for the start of the reply does the text reader track it.
         self._cur.reply_start = any(p.reply_start_only for p in plugins)
         self._text.configure(

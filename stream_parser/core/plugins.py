@@ -257,6 +257,14 @@ class ParsePlugin:
             stream (a bare JSON call that is the whole reply).  Otherwise it is text.
         is_framing: the plugin's blocks are framing (message headers, end markers):
             opening one does not end the start of the reply.
+        ends_reasoning: when set, a start tag written inside an open reasoning block
+            ends the block there, and opens its own, if the next non-whitespace
+            character is one of these (the notation of ``next_chars``; not after a
+            backtick): the servers of the dialect treat a call opener as the implicit
+            end of reasoning.  ``"^"`` (a complement of nothing): any character.  ""
+            (the default): inside reasoning the tag is thinking.
+        reasoning_tags: the start tags that ``ends_reasoning`` applies to; empty (the
+            default): all of ``start_tags``.
 
     A start tag that begins with a newline (framing before a block, ``"\n<tool_call>"``)
     starts a line by itself: ``line_start_only`` does not apply to it.
@@ -271,6 +279,8 @@ class ParsePlugin:
     trailing: tuple[str, ...] = ()
     reply_start_only: bool = False
     is_framing: bool = False
+    ends_reasoning: str = ""
+    reasoning_tags: tuple[str, ...] = ()
 
     def bind(self, context: PluginContext) -> None:
         """Called once when the plugin is registered; keep what you need of ``context``.

@@ -86,6 +86,10 @@ class Dialect:
             (:class:`~stream_parser.core.kit.Reader`), chosen by ``first_chars``.
         first_chars: the first characters of the ``<tool_call>`` blocks it reads (a
             set, or ``^`` and a complement); "" for what no other format claims.
+        reasoning_guard: for a ``<tool_call>`` format whose servers run a call
+            written inside reasoning: what may follow ``<tool_call>`` there for the
+            tag to end the reasoning (the notation of ``ParsePlugin.next_chars``);
+            "" keeps such a tag thinking (``ParsePlugin.ends_reasoning``).
         companion: for a ``<tool_call>`` format, a plugin (given the framing) that
             reads its calls written without ``<tool_call>``.
         markers: the markers inside its blocks that its tokenizer streams as one token
@@ -103,6 +107,7 @@ class Dialect:
     model_patterns: ClassVar[tuple[ModelPattern, ...]] = ()
     block_reader: ClassVar[type[Reader] | None] = None
     first_chars: ClassVar[str] = ""
+    reasoning_guard: ClassVar[str] = ""
     companion: ClassVar[type[ParsePlugin] | None] = None
     markers: ClassVar[tuple[str, ...]] = ()
 

@@ -61,17 +61,7 @@ def _claims(chars: str, first: str) -> bool:
 
 def _next_chars(claims: Sequence[str]) -> str:
     """The union of ``{[<`` and the formats' claims, in the same notation."""
-    positive = set("{[<")
-    excluded: set[str] | None = None  # the characters no complement claims
-    for chars in claims:
-        if chars.startswith("^"):
-            rest = set(chars[1:])
-            excluded = rest if excluded is None else excluded & rest
-        else:
-            positive |= set(chars)
-    if excluded is None:
-        return "".join(sorted(positive))
-    return "^" + "".join(sorted(excluded - positive))
+    return _union(["{[<", *claims])
 
 
 class ToolCallTagDialect(Dialect):
@@ -153,6 +143,10 @@ class ToolCallPlugin(ReaderPlugin):
             readers.append((record.first_chars, record.block_reader))
         self.formats = formats
         self.next_chars = _next_chars([chars for chars, _ in readers])
+        # Inside reasoning, only the formats whose servers run such a call may end it
+        # (qwen3_coder, glm): a hermes JSON call there is a draft, and stays thinking.
+        guards = [_reasoning_guard(fmt) for fmt in formats]
+        self.ends_reasoning = _union([g for g in guards if g])
         # Claimed first characters first, in configuration order; then the first format
         # that claims none; else the first format, which reports what it cannot read.
         claimed = [(chars, reader) for chars, reader in readers if chars]
@@ -166,6 +160,30 @@ class ToolCallPlugin(ReaderPlugin):
             if _claims(chars, first):
                 return reader
         return self._fallback
+
+
+def _reasoning_guard(fmt: str) -> str:
+    """The ``reasoning_guard`` of the dialect ``fmt`` ("" when it has none)."""
+    dialect = dialect_record(fmt).dialect
+    guard = getattr(dialect, "reasoning_guard", "")
+    return guard if isinstance(guard, str) else ""
+
+
+def _union(claims: Sequence[str]) -> str:
+    """The union of the claims ``claims`` (sets, or ``^`` and a complement); "" for none."""
+    if not claims:
+        return ""
+    positive: set[str] = set()
+    excluded: set[str] | None = None
+    for chars in claims:
+        if chars.startswith("^"):
+            rest = set(chars[1:])
+            excluded = rest if excluded is None else excluded & rest
+        else:
+            positive |= set(chars)
+    if excluded is None:
+        return "".join(sorted(positive))
+    return "^" + "".join(sorted(excluded - positive))
 
 
 def _known() -> str:

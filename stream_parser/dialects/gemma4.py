@@ -280,6 +280,8 @@ class Gemma4Plugin(ReaderPlugin):
 
     name = "gemma4"
     start_tags: tuple[str, ...] = (CALL_START,)
+    # vLLM's Gemma 4 parser reads <|tool_call> in a thought as its implicit end.
+    ends_reasoning = "^"
     end_tag = CALL_END
     trailing: tuple[str, ...] = (TOOL_RESPONSE,)
 

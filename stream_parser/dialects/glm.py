@@ -375,8 +375,7 @@ class GlmReader(Reader):
             return None
         if _VALUE_CLOSE in block.between(self._value_from, end):
             return None  # the close is there, with text after it: not a missing close
-        self._run.end, self.state = end, _BODY
-        self.drop_hold()
+        self._run.end, self.state = end, _BODY  # (nothing held: it ends with </tool_call>)
         self._end_value()
         return self.finish(block)
 
@@ -464,6 +463,7 @@ class GlmDialect(ToolCallTagDialect):
     thinking = GLM_THINKING
     block_reader = GlmReader
     first_chars = "^{<["  # a name: anything but what hermes and qwen3_coder read
+    reasoning_guard = first_chars  # SGLang and vLLM run a call written in reasoning
     markers = (_KEY_OPEN, _KEY_CLOSE, _VALUE_OPEN, _VALUE_CLOSE)
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:

@@ -122,10 +122,12 @@ def marker_tokens(text: str, markers: Iterable[str]) -> list[str]:
     return out
 
 
-def _markers(name: str, config: ParserConfig) -> set[str]:
-    """The dialect's own markers: its plugins' tags, its thinking tags and its record's."""
-    found: set[str] = set(dialect_record(name).markers)
-    for plugin in dialect_plugins((name,)):
+def _markers(config: ParserConfig) -> set[str]:
+    """The dialects' own markers: their plugins' tags, thinking tags and records'."""
+    found: set[str] = set()
+    for name in config.dialects:
+        found.update(dialect_record(name).markers)
+    for plugin in dialect_plugins(config.dialects):
         found.update(plugin.start_tags)
         found.add(plugin.end_tag)
         found.update(getattr(plugin, "trailing", ()))
@@ -227,7 +229,7 @@ def _expected_calls(
 
 
 def check_dialect(
-    name: str,
+    name: str | tuple[str, ...],
     cases: str | Path | Sequence[Mapping[str, Any]],
     *,
     tools: Mapping[str, type[BaseModel]] | None = None,
@@ -237,7 +239,7 @@ def check_dialect(
     """Read each case in the dialect under every chunking, and check what it makes.
 
     Args:
-        name: the dialect (``ParserConfig(dialect=name)``).
+        name: the dialect (``ParserConfig(dialect=name)``), or several read together.
         cases: the cases (see the module), or the path of a ``cases.json`` or its folder.
         tools: the tools the cases call (default:
             :data:`stream_parser.testing.fixtures.TOOLS`).
@@ -268,7 +270,7 @@ def check_dialect(
         reference = check_chunkings(
             functools.partial(StreamToolParser, dict(tools), config=parser_config),
             str(case["text"]),
-            markers=_markers(name, parser_config).union(markers),
+            markers=_markers(parser_config).union(markers),
             more=more,
             cut=bool(case.get("cut")),
             label=f"case {label!r}",

@@ -543,3 +543,29 @@ def test_a_budget_always_leaves_a_valid_history_within_its_limits(
             assert run.usage.output_tokens >= run.limit.limit
     elif run.reason == "done" and run.limit is not None:
         assert last_answer
+
+
+@pytest.mark.parametrize("agent_class", [ReActAgent, FunctionCallAgent])
+@pytest.mark.parametrize(
+    ("options", "shown"),
+    [
+        ({}, "max_iterations=10)"),
+        ({"max_iterations": 3, "max_tool_calls": 2}, "max_iterations=3, max_tool_calls=2)"),
+        (
+            {"usage_limits": UsageLimits(requests=4, output_tokens=50)},
+            "usage_limits=UsageLimits(requests=4, output_tokens=50))",
+        ),
+        (
+            {"max_iterations": 3, "usage_limits": UsageLimits(tool_calls=1)},
+            "max_iterations=3, usage_limits=UsageLimits(tool_calls=1))",
+        ),
+    ],
+)
+def test_an_agents_repr_shows_the_limits_that_govern_its_runs(
+    agent_class: type[ReActAgent] | type[FunctionCallAgent], options: Any, shown: str
+) -> None:
+    text = repr(agent_class(ScriptedModel([]), [], **options))
+    assert text.startswith(f"{agent_class.__name__}(tools=[], ")
+    assert text.endswith(", " + shown)
+    if "requests" in shown:
+        assert "max_iterations" not in text

@@ -21,6 +21,8 @@ from pydantic import BaseModel
 
 from stream_parser import (
     ChatDelta,
+    FramingEvent,
+    NoticeEvent,
     ParseErrorEvent,
     ParseEvent,
     ParserConfig,
@@ -376,15 +378,20 @@ def test_a_reply_that_is_only_reasoning() -> None:
     assert not [e for e in events if isinstance(e, (TextOutputEvent, ToolCallEvent))]
 
 
-def test_a_call_inside_reasoning_is_not_executed() -> None:
-    reply = f"{CALLS_BEGIN}{v31('read_file', dict(path='a'))}{CALLS_END}</think>ok"
+def test_a_call_inside_reasoning_ends_it_and_runs() -> None:
+    # As DeepSeek's servers read it: the section's start ends the reasoning, the call
+    # runs, and the model's late </think> is framing, with no notice.
+    reply = f"Plan.{CALLS_BEGIN}{v31('read_file', dict(path='a'))}{CALLS_END}</think>ok"
     events = assert_all_splittings(
         lambda: StreamToolParser(
             TOOLS, config=ParserConfig(dialect="deepseek", start_in_thinking=True)
         ),
         reply,
     )
-    assert not any(isinstance(e, ToolCallEvent) for e in events)
+    assert [e.content for e in events if isinstance(e, ThinkingEvent)] == ["Plan."]
+    assert [e.tool_instance for e in events if isinstance(e, ToolCallEvent)] == [ReadFile(path="a")]
+    assert [e.text for e in events if isinstance(e, FramingEvent)] == ["</think>"]
+    assert not [e for e in events if isinstance(e, NoticeEvent)]
 
 
 # --- writing ------------------------------------------------------------------------------------

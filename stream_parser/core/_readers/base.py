@@ -18,6 +18,7 @@ flag: it is the state staying the same.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
@@ -25,13 +26,13 @@ from ...errors import InternalError, StrictModeError
 from ..events import ErrorType, ParseErrorEvent, ParseEvent, _fast_text, shorten_context
 
 if TYPE_CHECKING:
-    import re
-
+    from .._scan import TagSpec
     from ..config import ParserConfig
     from ..state import Trigger
 
 __all__ = [
     "NO",
+    "opens",
     "WAIT",
     "YES",
     "BoundedBlock",
@@ -106,6 +107,9 @@ class Cursor:
             none of it is framing: it is text up to the next other character.
         settle: a block just ended: the text reader works out ``edge`` from the
             block's last event before it reads on.
+        call_ended_reasoning: a call's start tag ended the reasoning block it was
+            written in (``ParsePlugin.ends_reasoning``): a reasoning close tag that
+            comes later is framing with no notice (the reasoning was open).
     """
 
     __slots__ = (
@@ -114,6 +118,7 @@ class Cursor:
         "back_text",
         "before",
         "call_count",
+        "call_ended_reasoning",
         "config",
         "cut",
         "debug",
@@ -149,6 +154,7 @@ class Cursor:
         self.edge = True  # the reply starts here
         self.long_space = False
         self.settle = False
+        self.call_ended_reasoning = False
         self.debug = False
 
     @property
@@ -388,3 +394,54 @@ class BoundedReader(Reader, Generic[B]):
     def too_large(self, block: B, out: list[ParseEvent]) -> None:
         """Report the block as too large and deliver what was read of it as text."""
         raise NotImplementedError
+
+
+_NAME: Final = re.compile(r"[^\s<>\"'`]{0,257}")
+"""The name after a named start tag (``<function=NAME>``), up to one past the longest."""
+_NAME_MAX: Final = 256
+_WS: Final = re.compile(r"[ \t\r\n]*")
+
+
+def opens(cur: Cursor, spec: TagSpec, buf: str, i: int, before: str) -> int:
+    """Does the tag at ``i`` open its block?  YES, NO (it is text) or WAIT.
+
+    Tags without ``next_chars`` always do.  A call's start tag does only if the next
+    non-whitespace character is one of ``next_chars`` (rule 3: ``<`` for XML tools),
+    and not when it follows a backtick or, with ``fence_aware``, sits inside a fenced
+    block.  So prose that mentions a tag, `` `<tag>` `` included, stays text.
+    """
+    allowed = spec.next_chars
+    if not allowed:
+        return YES
+    if before == "`" or cur.in_fence:
+        return NO
+    j = i + len(spec.tag)
+    plugin = spec.plugin
+    if plugin is not None and plugin.named_start:
+        # "<function=NAME>": the look-ahead starts after the name and its ">".
+        m = _NAME.match(buf, j)
+        assert m is not None
+        k = m.end()
+        if k - j > _NAME_MAX:
+            return NO
+        if k == len(buf):
+            return NO if cur.final else WAIT
+        if buf[k] != ">" or k == j:
+            return NO
+        j = k + 1
+    k = _WS.match(buf, j).end()  # type: ignore[union-attr]
+    if k - j > cur.ws_cap:
+        return NO
+    if k == len(buf):
+        if not cur.final:
+            return WAIT
+        # The stream ended right after a dialect's call opener: a cut call (rule 9),
+        # whose reader reports it unclosed.  An XML tool's tag, or a call named
+        # without its opener (qwen3_coder's bare "<function=NAME>"), needs a line
+        # break after it too: prose that ends naming a tag goes on on the same line.
+        if plugin is not None and not plugin.named_start:
+            return YES
+        return YES if "\n" in buf[j:k] else NO
+    if allowed[0] == "^":  # a complement: any character but those listed
+        return NO if buf[k] in allowed[1:] else YES
+    return YES if buf[k] in allowed else NO

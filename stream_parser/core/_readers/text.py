@@ -51,7 +51,7 @@ from typing import Final
 
 from .._scan import PARTIAL, TagKind, TagSpec, TagTable
 from ..events import FramingEvent, NoticeEvent, ParseEvent, TextOutputEvent, _fast_text
-from .base import NO, WAIT, YES, Cursor, FastPath, Reader
+from .base import WAIT, YES, Cursor, FastPath, Reader, opens
 from .plugin import PluginReader
 from .thinking import ThinkingReader
 from .tool import ToolReader
@@ -72,9 +72,6 @@ _OPENS: Final = 0
 _ENDS: Final = 1
 _UNKNOWN: Final = 2
 _PLUGIN_OPENS: Final = 3  # a plugin's block, which may still turn out to be text
-_NAME: Final = re.compile(r"[^\s<>\"'`]{0,257}")
-"""The name after a named start tag (``<function=NAME>``), up to one past the longest."""
-_NAME_MAX: Final = 256
 # Module-level names: an Enum member lookup is a slow attribute access.
 _THINKING, _TOOL, _PLUGIN = TagKind.THINKING, TagKind.TOOL, TagKind.PLUGIN
 _CLOSE: Final = TagKind.THINKING_CLOSE
@@ -340,9 +337,17 @@ class TextReader(Reader):
         out.append(FramingEvent(text=buf[start:end], span=(base + start, base + end)))
 
     def _stray_close(self, tag: str, at: int, out: list[ParseEvent]) -> None:
-        """A reasoning close with no reasoning open: framing, and a notice that says why."""
-        self.cur.edge = True  # like a block's end: the whitespace after it is framing
+        """A reasoning close with no reasoning open: framing, and a notice that says why.
+
+        No notice when a call's start tag ended the reasoning (``ends_reasoning``): the
+        reasoning was open, and the model closes it after the call as the servers expect.
+        """
+        cur = self.cur
+        cur.edge = True  # like a block's end: the whitespace after it is framing
         out.append(FramingEvent(text=tag, span=(at, at + len(tag))))
+        if cur.call_ended_reasoning:
+            cur.call_ended_reasoning = False
+            return
         out.append(
             NoticeEvent(
                 code="reasoning_close_without_open",
@@ -356,49 +361,8 @@ class TextReader(Reader):
         )
 
     def _opens(self, spec: TagSpec, buf: str, i: int, before: str) -> int:
-        """Does the tag at ``i`` open its block?  YES, NO (it is text) or WAIT.
-
-        Tags without ``next_chars`` always do.  A call's start tag does only if the next
-        non-whitespace character is one of ``next_chars`` (rule 3: ``<`` for XML tools),
-        and not when it follows a backtick or, with ``fence_aware``, sits inside a fenced
-        block.  So prose that mentions a tag, `` `<tag>` `` included, stays text.
-        """
-        allowed = spec.next_chars
-        if not allowed:
-            return YES
-        cur = self.cur
-        if before == "`" or cur.in_fence:
-            return NO
-        j = i + len(spec.tag)
-        plugin = spec.plugin
-        if plugin is not None and plugin.named_start:
-            # "<function=NAME>": the look-ahead starts after the name and its ">".
-            m = _NAME.match(buf, j)
-            assert m is not None
-            k = m.end()
-            if k - j > _NAME_MAX:
-                return NO
-            if k == len(buf):
-                return NO if cur.final else WAIT
-            if buf[k] != ">" or k == j:
-                return NO
-            j = k + 1
-        k = _WS.match(buf, j).end()  # type: ignore[union-attr]
-        if k - j > cur.ws_cap:
-            return NO
-        if k == len(buf):
-            if not cur.final:
-                return WAIT
-            # The stream ended right after a dialect's call opener: a cut call (rule 9),
-            # whose reader reports it unclosed.  An XML tool's tag, or a call named
-            # without its opener (qwen3_coder's bare "<function=NAME>"), needs a line
-            # break after it too: prose that ends naming a tag goes on on the same line.
-            if plugin is not None and not plugin.named_start:
-                return YES
-            return YES if "\n" in buf[j:k] else NO
-        if allowed[0] == "^":  # a complement: any character but those listed
-            return NO if buf[k] in allowed[1:] else YES
-        return YES if buf[k] in allowed else NO
+        """Does the tag at ``i`` open its block?  YES, NO or WAIT (:func:`.base.opens`)."""
+        return opens(self.cur, spec, buf, i, before)
 
     def fast_path(self) -> FastPath:
         """A chunk without the first character of any tag is all text.

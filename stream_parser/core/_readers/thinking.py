@@ -23,6 +23,16 @@ A dialect whose reasoning may be closed by a bare closing tag (``ThinkingFormat.
 starts the stream inside thinking; an opening tag written at the very start is then the
 block's own opening, not content (the reader waits while the buffer holds a prefix of
 one), so a reply reads the same with or without it.
+
+**Calls that end reasoning.**  A plugin may declare that its start tag, written inside
+reasoning, ends it (``ParsePlugin.ends_reasoning``: the servers of qwen3_coder, glm,
+kimi, deepseek, gemma4 and mistral switch from reasoning to the call at the opener).
+The reader then looks for those tags too (``enders``), with their own guard on the next
+non-whitespace character, so a tag merely mentioned in reasoning stays thinking.  At one
+that opens, the block closes there (its span ends at the tag), the cursor records it
+(``Cursor.call_ended_reasoning``), and the text reader, which runs next, opens the call.
+Dialects without such tags search nothing more: ``enders`` is empty and their fast path
+is unchanged (each such tag begins with the same character as the dialect's end tag).
 """
 
 from __future__ import annotations
@@ -34,7 +44,7 @@ from .._dialect_registry import dialect_framing, dialect_thinking
 from .._scan import TagSpec, longest_prefix_suffix, stop_pattern
 from ..events import ErrorType, ParseEvent, ThinkingEvent, _fast_thinking_delta
 from ..state import Trigger
-from .base import Cursor, FastPath, Reader
+from .base import NO, YES, Cursor, FastPath, Reader, opens
 from .pieces import FOLD_SIZE, Pieces
 
 # The compiled build keeps a module-level Final in a C variable: calling the event
@@ -87,6 +97,7 @@ class ThinkingBlock:
         lead: tuple[str, ...] = (),
         max_size: int = 4 * 1024 * 1024,
         content: int = 0,
+        enders: tuple[str, ...] = (),
     ) -> None:
         self.start = start
         self.max_size = max_size
@@ -96,7 +107,7 @@ class ThinkingBlock:
         self.lead = lead
         self.ends = ends
         self.stop: re.Pattern[str] | None = stop_pattern(
-            ends + tuple(close + end for end in ends) if close else ends
+            (ends + tuple(close + end for end in ends) if close else ends) + enders
         )
         self.pieces = Pieces()
         self.fresh = True
@@ -105,7 +116,7 @@ class ThinkingBlock:
 class ThinkingReader(Reader):
     """Reads thinking blocks."""
 
-    __slots__ = ("after", "bare_close", "block", "close", "open_")
+    __slots__ = ("after", "bare_close", "block", "close", "enders", "open_")
 
     def __init__(self, cur: Cursor) -> None:
         super().__init__(cur)
@@ -117,6 +128,21 @@ class ThinkingReader(Reader):
         self.after = framing.after_thinking
         fmt = dialect_thinking(cur.config.dialects)
         self.bare_close = fmt is not None and fmt.bare_close
+        # The start tags that end reasoning (see the module docstring), their
+        # ``next_chars`` the plugin's ``ends_reasoning``: set by the parser.
+        self.enders: tuple[TagSpec, ...] = ()
+
+    def set_enders(self, enders: tuple[TagSpec, ...]) -> None:
+        """Set the call start tags that end reasoning (``ParsePlugin.ends_reasoning``).
+
+        A block already open (a stream that starts inside thinking, then a plugin added
+        with ``use``) gets them too: its fast path must stop at their first characters.
+        """
+        self.enders = enders
+        block = self.block
+        if block is not None:
+            tags = block.ends + tuple(self.close + end for end in block.ends if self.close)
+            block.stop = stop_pattern(tags + tuple(spec.tag for spec in enders))
 
     def begin(self, ends: tuple[str, ...], starts: tuple[str, ...] = ()) -> None:
         """Start the stream inside a block closed by any of ``ends`` (no start tag).
@@ -132,17 +158,20 @@ class ThinkingReader(Reader):
             lead,
             self.cur.config.max_thinking_size,
             self.cur.offset,
+            tuple(spec.tag for spec in self.enders),
         )
 
     def open(self, spec: TagSpec, i: int) -> int:
         """The start tag ``spec`` is at ``i``: open a block; return the position after it."""
         self.cur.move(Trigger.THINKING_START)
+        self.cur.call_ended_reasoning = False
         self.block = ThinkingBlock(
             self.cur.offset + i,
             (spec.end_tag,),
             self.close,
             max_size=self.cur.config.max_thinking_size,
             content=self.cur.offset + i + len(spec.tag),
+            enders=tuple(spec.tag for spec in self.enders),
         )
         return i + len(spec.tag)
 
@@ -178,6 +207,14 @@ class ThinkingReader(Reader):
             if k >= 0 and (found < 0 or k < found):
                 found, end_tag = k, tag
         close = self.close
+        if self.enders:
+            at = self._call_opens(buf, pos, found)
+            if at >= 0:
+                # A call's start tag before any end tag: the reasoning ends there.
+                self._content(block, buf, pos, at, out)
+                if self.cur.final or (at < len(buf) and self._opener_at(buf, at)):
+                    return self._end_at_call(block, at, out)
+                return at  # its guard waits for the next chunk
         if found >= 0:
             stop = found
             if close and found - len(close) >= pos and buf.startswith(close, found - len(close)):
@@ -213,8 +250,54 @@ class ThinkingReader(Reader):
             )
         else:
             hold = max(longest_prefix_suffix(buf, pos, t) for t in block.ends)
+        if self.enders and not final:
+            for spec in self.enders:  # a loop, not max() over a generator: the slow path
+                cut = longest_prefix_suffix(buf, pos, spec.tag)
+                if cut > hold:
+                    hold = cut
         self._content(block, buf, pos, len(buf) - hold, out)
         return len(buf) - hold
+
+    def _call_opens(self, buf: str, pos: int, limit: int) -> int:
+        """Where the first call start tag (of ``enders``) that ends the block begins.
+
+        Only before ``limit`` (the first end tag; -1: none).  A tag whose guard waits
+        for the next chunk counts too: the caller stops there.  -1 when there is none.
+        """
+        best = -1
+        end = len(buf) if limit < 0 else limit
+        for spec in self.enders:
+            k = buf.find(spec.tag, pos, end)
+            while k >= 0 and (best < 0 or k < best):
+                before = buf[k - 1] if k else self.cur.before[-1]
+                verdict = opens(self.cur, spec, buf, k, before)
+                if verdict != NO:  # it opens, or its guard waits for more
+                    best = k
+                    break
+                k = buf.find(spec.tag, k + 1, end)
+        return best
+
+    def _opener_at(self, buf: str, at: int) -> bool:
+        """Whether a tag of ``enders`` at ``at`` opens its call (its guard does not wait)."""
+        before = buf[at - 1] if at else self.cur.before[-1]
+        return any(
+            buf.startswith(spec.tag, at) and opens(self.cur, spec, buf, at, before) == YES
+            for spec in self.enders
+        )
+
+    def _end_at_call(self, block: ThinkingBlock, at: int, out: list[ParseEvent]) -> int:
+        """Close ``block`` where a call's start tag begins (at ``at``); return ``at``."""
+        out.append(
+            ThinkingEvent(
+                content=block.pieces.text(),
+                truncated=block.truncated,
+                span=(block.start, self.cur.offset + at),
+            )
+        )
+        self.block = None
+        self.cur.call_ended_reasoning = True
+        self.cur.move(Trigger.THINKING_END)
+        return at
 
     def _content(
         self, block: ThinkingBlock, buf: str, start: int, end: int, out: list[ParseEvent]

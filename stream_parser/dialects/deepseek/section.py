@@ -287,4 +287,6 @@ class _SectionPlugin(ReaderPlugin):
     """A plugin whose block is one section of calls, read by a section reader."""
 
     next_chars = "<"  # the first call's marker follows the section's; else it is prose
+    # vLLM's DeepSeek V3.2/V4 parsers and llama.cpp end reasoning at the section's start.
+    ends_reasoning = "<"
     reserve_index = False  # each call reserves its own when its begin marker comes

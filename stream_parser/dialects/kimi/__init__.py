@@ -121,6 +121,10 @@ class KimiFramingPlugin(ParsePlugin):
     # A section's opener is KimiSectionPlugin's: a cut call when nothing follows it.
     start_tags = tuple(t for t in K2_FRAMING_TAGS + K3_FRAMING_TAGS if t not in SECTION_OPENERS)
     is_framing = True
+    # K3's response channel ends its think channel, as the sections' openers do
+    # (KimiSectionPlugin).
+    ends_reasoning = "^"
+    reasoning_tags = (OPEN + "response" + SEP,)
 
     def __init__(self) -> None:
         self._end: int | None = None

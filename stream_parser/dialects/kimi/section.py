@@ -42,6 +42,9 @@ class KimiSectionPlugin(ParsePlugin):
     start_tags = SECTION_OPENERS
     end_tag = ""  # the block ends where the whitespace after the marker ends
     is_framing = True
+    # vLLM's Kimi K2 reasoning parser ends reasoning at the tool-calls section; K3's
+    # tools channel ends its think channel by the same rule.
+    ends_reasoning = "^"
 
     def __init__(self) -> None:
         self._end: int | None = None

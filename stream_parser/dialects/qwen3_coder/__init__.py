@@ -65,6 +65,8 @@ class Qwen3CoderDialect(ToolCallTagDialect):
     parameter_tags = True
     block_reader = Qwen3CoderReader
     first_chars = "<["
+    # vLLM ends reasoning at <tool_call> only when <function= follows.
+    reasoning_guard = "<"
     title = "<function=NAME> and <parameter=NAME> tags in <tool_call> tags (Qwen3-Coder)"
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:

@@ -1,0 +1,220 @@
+r"""The one array reader: a JSON array of calls, ``[{"name": …, "arguments": {…}}, …]``.
+
+Theory of operation.  Several formats write a reply's calls as one JSON array after a
+marker (Mistral's v3 ``[TOOL_CALLS]``, and others around the same array).
+:class:`JsonArrayReader` (the kit's one reader base) reads that array element by
+element as it arrives: whitespace, then ``[`` (or a lone call object ``{``); each
+element is followed by a :class:`~stream_parser.dialects.hermes.HermesReader` of its own
+(its own call index, its start and arguments streamed as they come), the array's own
+commas found with the kit's ``JsonScanner`` (a comma counts only at the array's level,
+outside strings).  The block ends just after the ``]`` (or the lone object's ``}``):
+the reader sets :attr:`~stream_parser.core.kit.Reader.end` and the text after it is read
+as ordinary input.  The outcome is the framing between elements and, per element, a
+call or an error with its raw text; a broken array (an empty element, a trailing comma)
+is one error with the whole block's raw text.  A format reads its own markers around the
+array, and subclasses for a layout of its own (:meth:`JsonArrayReader.lead_other`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar, Final
+
+from ..core.events import ErrorType, FramingEvent, ParseEvent
+from ..core.kit import CallContext, JsonScanner, PluginBlock, Reader, failure
+from .hermes import HermesReader
+
+__all__ = ["ARRAY_LEAD", "IN_ARRAY", "IN_OBJECT", "JsonArrayReader", "json_end_in"]
+
+ARRAY_LEAD: Final = 0
+"""The state before the array: whitespace, then ``[`` or ``{``."""
+IN_ARRAY: Final = 1
+"""The state inside the array: elements, commas, the closing ``]``."""
+IN_OBJECT: Final = 2
+"""The state inside a lone call object (no array around it)."""
+
+_WS: Final = " \t\r\n"
+
+
+def json_end_in(scanner: JsonScanner, piece: str) -> int:
+    """Feed ``piece`` to ``scanner``; where in it the top-level value ended (just after), or -1."""
+    for mark in scanner.feed(piece):
+        if mark.kind == "end":
+            return mark.end - (scanner.position - len(piece))
+    return -1
+
+
+@dataclasses.dataclass(slots=True)
+class _Element:
+    """One call object of the array: its reader and its absolute span."""
+
+    reader: HermesReader
+    start: int
+    end: int = -1
+
+
+class JsonArrayReader(Reader):
+    """Reads a JSON array of calls (or one lone call object), element by element.
+
+    Each element has a call context of its own: a plugin running this reader sets
+    ``reserve_index = False``.  Subclasses set :attr:`expected` (the layout, for error
+    messages) and may read another layout after the marker (:meth:`lead_other`).
+    """
+
+    expected: ClassVar[str] = '[{"name": "NAME", "arguments": {"key": "value"}}]'
+    """The layout the reader expects, named in its error messages."""
+
+    def __init__(self, call: CallContext) -> None:
+        super().__init__(call)
+        self.state = ARRAY_LEAD
+        self.handlers = {
+            ARRAY_LEAD: self._lead,
+            IN_ARRAY: self._array,
+            IN_OBJECT: self._array,
+        }
+        self._scanner = JsonScanner(keep_text=False)  # the array being read
+        self._elements: list[_Element] = []
+        self._broken = ""  # why the array's structure is broken
+        self._expect_element = False
+
+    # --- streaming -----------------------------------------------------------------------
+
+    def _lead(self, data: str, i: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        """What follows the marker tells the layout: ``[`` an array, ``{`` a lone object."""
+        c = data[i]
+        if c in _WS:
+            return i + 1, False
+        if c == "[":
+            self.state = IN_ARRAY
+            self._expect_element = True
+            self._scanner = JsonScanner(keep_text=False)
+            self._scanner.feed("[")
+            return i + 1, False
+        if c == "{":
+            self.state = IN_OBJECT
+            self._scanner = JsonScanner(keep_text=False)  # it sees the "{" itself
+            self._open_element(base + i)
+            return i, False  # the element reader sees its "{"
+        return self.lead_other(data, i, base, out)
+
+    def lead_other(self, data: str, i: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        """The first character after the marker is neither ``[`` nor ``{``.
+
+        The default ends the block there, malformed; a format with another layout (a
+        name first) reads it instead.
+        """
+        self.end = base + i
+        return self.malformed("the calls must be a JSON array")
+
+    def _open_element(self, at: int) -> None:
+        call = CallContext(self.call.plugin)
+        self._elements.append(_Element(HermesReader(call), at))
+        self._expect_element = False
+
+    def _array(self, data: str, i: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        """Inside the array (or a lone call object): elements, commas, the end."""
+        if self._expect_element:
+            c = data[i]
+            if c in _WS:
+                return i + 1, False
+            if c in ",]":  # an empty array, an empty element, or a trailing comma
+                self._broken = self._broken or "the array has an empty element"
+                if c == "]":
+                    self.end = base + i + 1
+                    return i + 1, True
+                return i + 1, False
+            self._open_element(base + i)
+        element = self._elements[-1] if self._elements else None
+        k, event = self._scan(data, i)
+        if self.state == IN_OBJECT and event:
+            k += 1  # the element's own closing brace
+        if element is not None and element.end < 0:
+            element.reader.feed(data[i:k], base + i, out)
+        if not event:
+            return k, False
+        if element is not None and element.end < 0:
+            element.end = base + k
+        if event == ",":
+            self._expect_element = True
+            return k + 1, False
+        if self.state == IN_ARRAY:
+            k += 1  # the "]"
+        self.end = base + k
+        return k, True
+
+    def _scan(self, data: str, i: int) -> tuple[int, str]:
+        """Follow ``data`` from ``i`` to the end of an element; return where and how.
+
+        ``"close"``: the bracket at the returned index closed the array (or the lone call
+        object); ``","``: the comma at the returned index ends an element of the array;
+        ``""``: the data ran out (index ``len(data)``).
+        """
+        scanner = self._scanner
+        n = len(data)
+        if self.state == IN_OBJECT:
+            end = json_end_in(scanner, data[i:])
+            return (n, "") if end < 0 else (i + end - 1, "close")
+        while i < n:
+            # The scanner reports where the array ends but not its commas: feed it up to
+            # each comma, and see whether the comma left it at the array's own level.
+            comma = data.find(",", i)
+            stop = n if comma < 0 else comma + 1
+            end = json_end_in(scanner, data[i:stop])
+            if end >= 0:
+                return i + end - 1, "close"
+            if comma >= 0 and scanner.depth == 1 and not scanner.in_string:
+                return comma, ","
+            i = stop
+        return n, ""
+
+    # --- outcomes ------------------------------------------------------------------------
+
+    @property
+    def read_array(self) -> bool:
+        """The block held an array or a lone call object (rather than another layout)."""
+        return bool(self._elements or self._broken)
+
+    @property
+    def error_index(self) -> int | None:
+        """The index of the last announced element, for the block's error events."""
+        for element in reversed(self._elements):
+            if element.reader.announced:
+                return element.reader.call.call_index
+        return None
+
+    def finish(self, block: PluginBlock) -> list[ParseEvent]:
+        """The block's calls, or an error and its raw text."""
+        if self.why:
+            return self.malformed_block(self.why, block)
+        return self.array_outcome(block)
+
+    def malformed_block(self, why: str, block: PluginBlock) -> list[ParseEvent]:
+        """The whole block as one malformed-call error, with its raw text."""
+        return failure(
+            ErrorType.MALFORMED_TOOL,
+            f"{why}; expected {self.expected}; the call is not executed",
+            block,
+            call_index=self.error_index,
+        )
+
+    def array_outcome(self, block: PluginBlock) -> list[ParseEvent]:
+        """Framing around the elements; each element a call, or an error and its text."""
+        if self._broken or not self._elements:
+            return self.malformed_block(self._broken or "the array is empty", block)
+        start, raw = block.span[0], block.raw
+        out: list[ParseEvent] = []
+        pos = start
+        for element in self._elements:
+            _framing(raw, start, pos, element.start, out)
+            content = raw[element.start - start : element.end - start]
+            sub = PluginBlock("", "", content, (element.start, element.end))
+            out.extend(element.reader.finish(sub))
+            pos = element.end
+        _framing(raw, start, pos, block.span[1], out)
+        return out
+
+
+def _framing(raw: str, start: int, begin: int, end: int, out: list[ParseEvent]) -> None:
+    """``raw[begin:end]`` (offsets absolute, ``raw`` starting at ``start``) as framing."""
+    if begin < end:
+        out.append(FramingEvent(text=raw[begin - start : end - start], span=(begin, end)))

@@ -1,0 +1,83 @@
+"""The one array reader on its own: a plugin that runs it after a marker of its own.
+
+Every stream goes through ``assert_all_splittings`` (whole, one character at a time,
+split at every position).  A cut or broken array never yields a ``ToolCallEvent``, and
+its raw text is always delivered.
+"""
+
+from __future__ import annotations
+
+from stream_parser import (
+    FramingEvent,
+    ParseErrorEvent,
+    StreamToolParser,
+    TextOutputEvent,
+    ToolCallEvent,
+)
+from stream_parser.core.kit import ReaderPlugin
+from stream_parser.dialects.json_array import JsonArrayReader
+from tests.helpers import assert_all_splittings
+from tests.tools_fixture import TOOLS, ReadFile
+
+
+class _ArrayPlugin(ReaderPlugin):
+    """The array after ``<calls>``, no end marker: the reader ends the block."""
+
+    name = "array_test"
+    start_tags: tuple[str, ...] = ("<calls>",)
+    end_tag = ""
+    reader = JsonArrayReader
+    reserve_index = False
+
+
+def _parser() -> StreamToolParser:
+    return StreamToolParser(TOOLS, plugins=[_ArrayPlugin()])
+
+
+def test_two_elements_are_two_calls_with_the_text_after_them() -> None:
+    text = (
+        '<calls>[{"name": "read_file", "arguments": {"path": "a"}}, '
+        '{"name": "read_file", "arguments": {"path": "b,]"}}] ok'
+    )
+    events = assert_all_splittings(_parser, text)
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert [c.tool_instance for c in calls] == [ReadFile(path="a"), ReadFile(path="b,]")]
+    assert [c.call_index for c in calls] == [0, 1]
+    assert isinstance(events[-1], TextOutputEvent)
+    assert events[-1].text.strip() == "ok"
+    assert any(isinstance(e, FramingEvent) and e.text.strip() == "," for e in events)
+
+
+def test_a_lone_object_is_one_call() -> None:
+    text = '<calls> {"name": "read_file", "arguments": {"path": "x"}}'
+    events = assert_all_splittings(_parser, text)
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert [c.tool_instance for c in calls] == [ReadFile(path="x")]
+
+
+def test_a_trailing_comma_is_one_error_and_no_call() -> None:
+    text = '<calls>[{"name": "read_file", "arguments": {"path": "a"}},] after'
+    events = assert_all_splittings(_parser, text)
+    assert not [e for e in events if isinstance(e, ToolCallEvent)]
+    errors = [e for e in events if isinstance(e, ParseErrorEvent)]
+    assert len(errors) == 1
+    assert "empty element" in errors[0].message
+
+
+def test_anything_but_an_array_after_the_marker_is_an_error_with_its_text() -> None:
+    events = assert_all_splittings(_parser, "<calls>read_file now")
+    assert not [e for e in events if isinstance(e, ToolCallEvent)]
+    errors = [e for e in events if isinstance(e, ParseErrorEvent)]
+    assert len(errors) == 1
+    assert "JSON array" in errors[0].message
+
+
+def test_an_unknown_tool_is_an_error_and_the_known_one_still_runs() -> None:
+    text = (
+        '<calls>[{"name": "nope", "arguments": {}}, '
+        '{"name": "read_file", "arguments": {"path": "a"}}]'
+    )
+    events = assert_all_splittings(_parser, text)
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert [c.tool_instance for c in calls] == [ReadFile(path="a")]
+    assert len([e for e in events if isinstance(e, ParseErrorEvent)]) == 1
