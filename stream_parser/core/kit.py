@@ -422,6 +422,40 @@ class Reader:
         """The text held undecided at the end of the content fed so far."""
         return self._hold
 
+    def take_hold(self, data: str, start: int) -> tuple[str, int]:
+        """What is held, then ``data`` (at stream offset ``start``); the hold is emptied.
+
+        Returns the text to read and the stream offset of its first character.  Give back
+        what stays undecided with :meth:`hold`.  :meth:`feed` reads each piece so; a fast
+        path that reads a chunk itself does the same.
+
+        Example:
+            >>> from stream_parser.core.config import ParserConfig
+            >>> reader = Reader(CallContext.of({}, ParserConfig()))
+            >>> reader.hold("</arg", 10)  # a closing tag cut by the end of a chunk
+            >>> reader.take_hold("_value>", 15), reader.held
+            (('</arg_value>', 10), '')
+        """
+        held = self._hold
+        if not held:
+            return data, start
+        self._hold = ""
+        return held + data, self._hold_start
+
+    def hold(self, text: str, start: int) -> None:
+        """Keep ``text``, at stream offset ``start``, undecided: the next piece follows it.
+
+        :meth:`feed` does this itself with what its handlers leave.  A fast path
+        (:meth:`fast_path`) that reads a chunk on its own holds the start of a marker
+        cut by the chunk's end here, so that the next :meth:`feed` reads it first.
+        """
+        self._hold = text
+        self._hold_start = start
+
+    def drop_hold(self) -> None:
+        """Forget what is held: the block's end decided it (a value closed by the end)."""
+        self._hold = ""
+
     def feed(self, data: str, start: int, out: list[ParseEvent]) -> None:
         """Run the state table over the hold and ``data``; hold what is still undecided.
 
@@ -431,12 +465,7 @@ class Reader:
         if self.state == malformed:
             return
         self._pending_end = False
-        if self._hold:
-            buf = self._hold + data
-            base = self._hold_start
-        else:
-            buf = data
-            base = start
+        buf, base = self.take_hold(data, start)
         pos = 0
         n = len(buf)
         handlers = self.handlers

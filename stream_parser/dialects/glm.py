@@ -317,10 +317,10 @@ class GlmReader(Reader):
         """Inside a value, only ``</arg_value>`` matters (whole, or cut and held)."""
         if self.state != _VALUE or self._pending_end:
             return None
-        if self._hold and _cut_close(self._hold, 0) != len(self._hold):
+        if self.held and _cut_close(self.held, 0) != len(self.held):
             return None
         self._deltas = self._param_known and self.call.emit_deltas  # fixed while it runs
-        self._run.armed = self._param_known and not self._hold
+        self._run.armed = self._param_known and not self.held
         return _VALUE_CLOSE_RE, self._plain, True  # </tool_call> in a value is content
 
     def value_run(self) -> ValueRun | None:
@@ -333,12 +333,12 @@ class GlmReader(Reader):
         As on the slow path, the start of a ``</arg_value>`` cut by the end of the
         chunk is held; the chunk is left to the slow path when it completes one.
         """
-        hold = self._hold
-        if hold:
-            buf = hold + data
+        held = self.held
+        if held:
+            buf = held + data
             if _VALUE_CLOSE in buf:
                 return False
-            base = self._hold_start
+            base = start - len(held)  # the hold is the text right before the chunk
         elif "<" in data:
             buf, base = data, start
         else:  # nothing held, nothing to hold (the run takes these when it is armed)
@@ -349,9 +349,9 @@ class GlmReader(Reader):
         cut = _VALUE_STOP.search(buf)
         end = len(buf) if cut is None else cut.start()
         self._take(buf, 0, end, base, out)
-        self._hold = buf[end:]
-        self._hold_start = base + end
-        self._run.armed = self._param_known and not self._hold
+        if held or end < len(buf):
+            self.hold(buf[end:], base + end)
+            self._run.armed = self._param_known and end == len(buf)
         return True
 
     def _end_value(self) -> None:
@@ -375,7 +375,7 @@ class GlmReader(Reader):
             return None
         if _VALUE_CLOSE in block.between(self._value_from, end):
             return None  # the close is there, with text after it: not a missing close
-        self._run.end, self._hold, self.state = end, "", _BODY
+        self._run.end, self.state = end, _BODY  # (nothing held: it ends with </tool_call>)
         self._end_value()
         return self.finish(block)
 
@@ -386,13 +386,13 @@ class GlmReader(Reader):
         state = self.state
         if state == _VALUE and self._pending_end:
             self._end_value()  # "</arg_value></tool_call>": the last value is complete
-            self._hold = ""
+            self.drop_hold()
             state = _BODY
-        elif state == _NAME and not self._hold:
+        elif state == _NAME and not self.held:
             state = _BODY if self._take_name() else _MALFORMED
             if state == _MALFORMED:
                 self.why = "the tool's name is empty or holds whitespace"
-        if state != _BODY or (self._hold.strip(_WS) and state != _MALFORMED):
+        if state != _BODY or (self.held.strip(_WS) and state != _MALFORMED):
             why = self.why or f"the call of {self._tool or 'a tool'!r} is not complete"
             return self.malformed_call(why, block)
         model = self.call.tool_registry.get(self._tool)

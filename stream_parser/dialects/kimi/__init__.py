@@ -86,6 +86,7 @@ from .markers import (
     SEP,
     k2_tool_name,
 )
+from .section import SECTION_OPENERS, KimiSectionPlugin
 
 __all__ = [
     "CALL_END",
@@ -101,6 +102,8 @@ __all__ = [
     "KimiK2Reader",
     "KimiK3Plugin",
     "KimiK3Reader",
+    "KimiSectionPlugin",
+    "SECTION_OPENERS",
     "format_k2_call",
     "format_k3_call",
     "k2_tool_name",
@@ -115,17 +118,13 @@ class KimiFramingPlugin(ParsePlugin):
     """
 
     name = "kimi_framing"
-    start_tags = K2_FRAMING_TAGS + K3_FRAMING_TAGS
+    # A section's opener is KimiSectionPlugin's: a cut call when nothing follows it.
+    start_tags = tuple(t for t in K2_FRAMING_TAGS + K3_FRAMING_TAGS if t not in SECTION_OPENERS)
     is_framing = True
-    # vLLM's Kimi K2 reasoning parser ends reasoning at the tool-calls section; K3's
-    # tools and response channels end its think channel by the same rule.
+    # K3's response channel ends its think channel, as the sections' openers do
+    # (KimiSectionPlugin).
     ends_reasoning = "^"
-    reasoning_tags = (
-        K2_FRAMING_TAGS[0],
-        "<|tool_call_section_begin|>",
-        K3_FRAMING_TAGS[0],
-        K3_FRAMING_TAGS[2],
-    )
+    reasoning_tags = (OPEN + "response" + SEP,)
 
     def __init__(self) -> None:
         self._end: int | None = None
@@ -174,8 +173,8 @@ class KimiDialect(Dialect):
         self.variant = variant
 
     def make_plugin(self, names: tuple[str, ...]) -> list[ParsePlugin]:
-        """The K2 and K3 call plugins and the framing plugin."""
-        return [KimiK2Plugin(), KimiK3Plugin(), KimiFramingPlugin()]
+        """The K2 and K3 call plugins, the sections' opener and the framing plugin."""
+        return [KimiK2Plugin(), KimiK3Plugin(), KimiSectionPlugin(), KimiFramingPlugin()]
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write the call as the chat template of :attr:`variant` renders it.

@@ -28,6 +28,7 @@ from ...core.kit import (
     PluginBlock,
     Reader,
     ReaderPlugin,
+    StateHandler,
     ValueRun,
     failure,
     field_annotation,
@@ -64,10 +65,11 @@ _HEADER, _BODY, _ELEMENT, _VALUE, _JSON, _MALFORMED = range(6)
 class KimiK3Reader(Reader):
     """Reads one K3 call: `` tool="NAME" index="N"<|sep|>`` and its argument elements."""
 
+    malformed_state = _MALFORMED
+
     def __init__(self, call: CallContext) -> None:
         super().__init__(call)
-        self._state = _HEADER
-        self._hold = ""  # text not decided yet (a header, or what may start a marker)
+        self.state = _HEADER
         self._name = ""
         self._call_id: str | None = None
         self._key = ""  # the argument being read
@@ -81,65 +83,63 @@ class KimiK3Reader(Reader):
         self._args: dict[str, tuple[str, int, int]] = {}  # key -> (type, value's offsets)
         self._json: tuple[int, int] | None = None  # where a json element's text is
         self._known = True  # the argument being read is a parameter of the tool
-        self._why = ""
         self._stream = False  # the fast path's chunks stream as deltas (see fast_path)
+        self.handlers: dict[int, StateHandler] = {
+            _HEADER: self._in_tag,
+            _ELEMENT: self._in_tag,
+            _BODY: self._in_body,
+            _VALUE: self._in_value,
+            _JSON: self._in_value,
+        }
 
-    def feed(self, data: str, start: int, out: list[ParseEvent]) -> None:
-        """Run the state machine over what is held and ``data``."""
-        if self._state == _MALFORMED:
-            return
-        buf = self._hold + data
-        base = start - len(self._hold)
-        pos = 0
+    def _in_tag(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        """A call's or an element's header, up to its ``<|sep|>`` (held until it comes)."""
+        found = buf.find(SEP, pos)
+        if found < 0:
+            if len(buf) - pos > MAX_HEADER:
+                return self.malformed("a tag without its <|sep|>")
+            return pos, True
+        self._tag(buf[pos:found], (base + pos, base + found + len(SEP)), out)
+        return found + len(SEP), self.state == _MALFORMED
+
+    def _in_body(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        """Between elements: whitespace, then the next element's opening marker."""
         n = len(buf)
-        while pos < n and self._state != _MALFORMED:
-            state = self._state
-            if state in (_HEADER, _ELEMENT):
-                found = buf.find(SEP, pos)
-                if found < 0:
-                    if n - pos > MAX_HEADER:
-                        self._malformed("a tag without its <|sep|>")
-                    break
-                self._tag(buf[pos:found], (base + pos, base + found + len(SEP)), out)
-                pos = found + len(SEP)
-            elif state == _BODY:
-                k = pos
-                while k < n and buf[k] in _WS:
-                    k += 1
-                pos = k
-                if k == n:
-                    break
-                rest = buf[k : k + len(_ARG_OPEN)]
-                if rest.startswith(_ARG_OPEN) or rest.startswith(_JSON_OPEN + " "):
-                    self._state = _ELEMENT
-                elif _ARG_OPEN.startswith(rest) or (_JSON_OPEN + " ").startswith(rest):
-                    break  # a tag may be starting: wait for more
-                else:
-                    self._malformed("expected an <|open|>argument element")
-            else:  # _VALUE or _JSON: up to the element's closing marker
-                close = _ARG_CLOSE if state == _VALUE else _JSON_CLOSE
-                found = buf.find(close, pos)
-                stop = found if found >= 0 else n - self.cut_marker(buf, pos, close)
-                self._take(buf, pos, stop, base, out)
-                if found < 0:
-                    pos = stop
-                    break
-                self._end_value()
-                pos = found + len(close)
-        self._hold = buf[pos:] if self._state != _MALFORMED else ""
+        while pos < n and buf[pos] in _WS:
+            pos += 1
+        if pos == n:
+            return pos, True
+        rest = buf[pos : pos + len(_ARG_OPEN)]
+        if rest.startswith(_ARG_OPEN) or rest.startswith(_JSON_OPEN + " "):
+            self.state = _ELEMENT
+            return pos, False
+        if _ARG_OPEN.startswith(rest) or (_JSON_OPEN + " ").startswith(rest):
+            return pos, True  # a tag may be starting: wait for more
+        return self.malformed("expected an <|open|>argument element")
+
+    def _in_value(self, buf: str, pos: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        """An element's value, up to its closing marker (a cut start of it is held)."""
+        close = _ARG_CLOSE if self.state == _VALUE else _JSON_CLOSE
+        found = buf.find(close, pos)
+        stop = found if found >= 0 else len(buf) - self.cut_marker(buf, pos, close)
+        self._take(buf, pos, stop, base, out)
+        if found < 0:
+            return stop, True
+        self._end_value()
+        return found + len(close), self.state == _MALFORMED
 
     def _tag(self, text: str, span: Span, out: list[ParseEvent]) -> None:
         """The text of a call header (state HEADER) or an element header (ELEMENT)."""
-        if self._state == _HEADER:
+        if self.state == _HEADER:
             attrs = {k: _unescape(v) for k, v in _ATTR.findall(text)}
             name = attrs.get("tool", "")
             if not name or text[:1] not in _WS:
-                self._malformed('expected <|open|>call tool="NAME"')
+                self.malformed('expected <|open|>call tool="NAME"')
                 return
             self._name = name
             index = attrs.get("index")
             self._call_id = None if index is None else f"{name}:{index}"
-            self._state = _BODY
+            self.state = _BODY
             if name in self.call.tool_registry:
                 self.announced = True
                 out.append(self.call.start(name, span, self._call_id))
@@ -147,19 +147,19 @@ class KimiK3Reader(Reader):
         attrs = {k: _unescape(v) for k, v in _ATTR.findall(text)}
         if text.startswith(_JSON_OPEN + " "):
             if self._json is not None or self._args:
-                self._malformed("a json element beside other arguments")
+                self.malformed("a json element beside other arguments")
                 return
             self._json = (span[1], span[1])
-            self._state = _JSON
+            self.state = _JSON
         elif "key" in attrs:
             self._key = key = attrs["key"]
             self._type = attrs.get("type", "string")
-            self._state = _VALUE
+            self.state = _VALUE
             self._known = True
             if self.announced:
                 self._check_param(key, span, text, out)
         else:
-            self._malformed('expected <|open|>argument key="NAME"')
+            self.malformed('expected <|open|>argument key="NAME"')
             return
         self._value_from = span[1]
         self._run.open(self._name, self._key, self.call.call_index, span[1], self._call_id)
@@ -188,7 +188,7 @@ class KimiK3Reader(Reader):
             return
         piece = buf[begin:end]
         span = (base + begin, base + end)
-        if self._state == _VALUE:
+        if self.state == _VALUE:
             out.append(self.call.param_delta(self._name, self._key, piece, span))
         else:
             out.append(
@@ -207,8 +207,8 @@ class KimiK3Reader(Reader):
         A chunk without it (whole, or its start cut by the chunk's end) is all value,
         as :meth:`feed` would find; the block's end tag is not content there.
         """
-        state = self._state
-        if self._hold or (state != _VALUE and state != _JSON):
+        state = self.state
+        if self.held or (state != _VALUE and state != _JSON):
             return None
         # Fixed while the fast path runs: whether the chunks stream, and the call's index.
         self._stream = self.announced and self.call.emit_deltas and self._known
@@ -239,31 +239,26 @@ class KimiK3Reader(Reader):
         return True
 
     def _end_value(self) -> None:
-        if self._state == _VALUE:
+        if self.state == _VALUE:
             if self._json is not None:
-                self._malformed("an argument beside a json element")
+                self.malformed("an argument beside a json element")
                 return
             if self._known:
                 self._args[self._key] = (self._type, self._value_from, self._run.end)
         else:
             self._json = (self._value_from, self._run.end)
-        self._state = _BODY
-
-    def _malformed(self, why: str) -> None:
-        self._state = _MALFORMED
-        self._why = why
-        self._hold = ""
+        self.state = _BODY
 
     def accepts_end(self) -> bool:
         """``<|close|>call<|sep|>`` inside an argument's value is content."""
-        return self._state not in (_VALUE, _JSON)
+        return self.state not in (_VALUE, _JSON)
 
     def finish(self, block: PluginBlock) -> list[ParseEvent]:
         """Convert the arguments by the tool's field types and validate them."""
-        state = self._state
-        if state != _BODY or self._hold.strip(_WS):
+        state = self.state
+        if state != _BODY or self.held.strip(_WS):
             why = {
-                _MALFORMED: self._why,
+                _MALFORMED: self.why,
                 _HEADER: 'expected <|open|>call tool="NAME" ...<|sep|>',
             }.get(state, "an element is not closed")
             return failure(

@@ -79,7 +79,10 @@ K2_FRAMING_TAGS: Final = (
     "<|tool_call_section_end|>",
     "<|im_end|>",
 )
-"""K2 markup that is neither text nor a call: the tool-call section and the end of turn."""
+"""K2 markup that is neither text nor a call: the tool-call section and the end of turn.
+
+The section's opener is read by ``KimiSectionPlugin`` (a cut call when nothing follows it).
+"""
 
 
 K3_FRAMING_TAGS: Final = (
@@ -90,7 +93,10 @@ K3_FRAMING_TAGS: Final = (
     CLOSE + "message" + SEP,
     "<|end_of_msg|>",
 )
-"""K3 channel markup around the reply's text and calls, and the end of the message."""
+"""K3 channel markup around the reply's text and calls, and the end of the message.
+
+``<|open|>tools<|sep|>`` is read by ``KimiSectionPlugin`` (a cut call when nothing follows it).
+"""
 
 
 KIMI_THINKING: Final = ThinkingFormat(
