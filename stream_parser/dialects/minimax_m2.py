@@ -123,6 +123,11 @@ def _unframe(raw: str) -> str:
     return raw[:-1] if raw.endswith("\n") else raw
 
 
+def _cut_close(held: str) -> bool:
+    """Whether ``held`` is the start of a ``</parameter>`` cut by a chunk's end."""
+    return len(held) < len(_PARAM_CLOSE) and _PARAM_CLOSE.startswith(held)
+
+
 class MiniMaxReader(DsmlReader):
     """Reads one ``<minimax:tool_call>`` block: the DSML reader with MiniMax's tags."""
 
@@ -141,28 +146,37 @@ class MiniMaxReader(DsmlReader):
         """In a value, only a whole ``</parameter>`` needs the reader.
 
         A chunk without ``<`` is streamed by the core; :meth:`_take_chunk` takes any
-        other one but one that ends with a cut ``</parameter>`` (the reader holds it).
+        other one, and holds a ``</parameter>`` cut by the chunk's end itself.
         """
-        fast = super().fast_path()
+        held = self.held
+        if not self.in_value or (held and not _cut_close(held)):
+            return None  # outside a value, or the hold is more than a cut close
         call = self.current
-        self._value.armed = (
-            fast is not None and self._param_known and call is not None and call.announced
-        )
-        return None if fast is None else (_CLOSE_WHOLE, self._take_chunk, True)
+        self._value.armed = not held and self._param_known and call is not None and call.announced
+        return _CLOSE_WHOLE, self._take_chunk, True
 
     def _take_chunk(self, data: str, start: int, out: list[ParseEvent]) -> bool:
-        """A value's chunk without a whole ``</parameter>``: all value, unless a close is cut.
+        """A value's chunk without a whole ``</parameter>``: all value but a cut close.
 
-        A cut close begins at the chunk's last "<" (the tag holds no other one); such a
-        chunk goes to the reader, which holds the cut close until the next piece says
-        whether it closes the value.
+        What is held (a cut close) comes first; when it and the chunk make a whole
+        close, the chunk is left to the reader.  A close cut by the chunk's end begins
+        at its last "<" (the tag holds no other one) and is held until the next chunk
+        says whether it closes the value; the core streams no chunk meanwhile.
         """
-        n = len(data)
-        i = data.rfind("<", max(n - len(_PARAM_CLOSE) + 1, 0))
-        if i >= 0 and _PARAM_CLOSE.startswith(data[i:]):
+        held = self.held
+        if held and _PARAM_CLOSE in held + data:
+            return False  # the reader reads the hold and the chunk
+        buf, base = self.take_hold(data, start)
+        n = len(buf)
+        i = buf.rfind("<", max(n - len(_PARAM_CLOSE) + 1, 0))
+        end = i if i >= 0 and _PARAM_CLOSE.startswith(buf[i:]) else n
+        self._take(buf, 0, end, base, out)
+        if end < n:
+            self.hold(buf[end:], base + end)
             self._value.armed = False
-            return False
-        self._take(data, 0, n, start, out)
+        else:
+            call = self.current
+            self._value.armed = self._param_known and call is not None and call.announced
         return True
 
     def value_run(self) -> ValueRun | None:

@@ -290,6 +290,11 @@ class DsmlReader(_SectionReader):
                     return c, True
             search = j  # not followed by markup: the close is content
 
+    @property
+    def in_value(self) -> bool:
+        """Whether the reader is inside a parameter's value."""
+        return self.state == _D_VALUE
+
     def fast_path(self) -> FastData | None:
         """Inside a value, only where a DSML closing tag may begin matters."""
         if self.state != _D_VALUE or self.held:
