@@ -268,6 +268,9 @@ class MiniMaxDialect(Dialect):
     plugin_key = "minimax_m2"
     framing = QWEN3_FRAMING
     thinking = MINIMAX_THINKING
+    # special_tokens stays False: <minimax:tool_call> and <think> are added vocabulary,
+    # not special tokens (servers keep them when they skip special tokens); only ]~b] and
+    # [e~[ are special, and neither is read as a call.
 
     def make_plugin(self, names: tuple[str, ...]) -> Sequence[ParsePlugin]:
         """A :class:`MiniMaxToolCallPlugin` and the ``[e~[`` framing."""

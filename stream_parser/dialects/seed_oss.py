@@ -1,6 +1,6 @@
 r"""The seed_oss dialect: Seed-OSS's calls, qwen3_coder's tags inside ``<seed:tool_call>``.
 
-Written by ByteDance's Seed-OSS models (its chat template renders history calls the
+Written by ByteDance's open-weight `seed_oss` models (their chat template renders history calls the
 same way)::
 
     <seed:tool_call>
@@ -12,7 +12,7 @@ same way)::
 Theory of operation.  The inside of a block is Qwen3-Coder's ``<function=NAME>`` and
 ``<parameter=NAME>`` markup, so :class:`SeedOssReader` is the qwen3_coder reader with
 Seed's marker names (a ``</function>`` in a value followed by ``<seed:tool_call>`` is
-another call) and Seed's values: the template writes each value right after its tag and
+another call) and this format's values: the template writes each value right after its tag and
 right before ``</parameter>``, with no framing newline, so a string is exactly what is
 between the tags.  The reader's recovery of a missing ``</parameter>`` (a line that
 opens the next parameter) applies as it does to qwen3_coder.  The template writes the
@@ -83,7 +83,7 @@ _WS: Final = " \t\r\n"
 
 
 class SeedOssReader(Qwen3CoderReader):
-    """Reads one Seed-OSS block: the qwen3_coder reader with Seed's markers and values."""
+    """Reads one ``<seed:tool_call>`` block: the qwen3_coder reader with its markers and values."""
 
     call_open = CALL_START
 
@@ -185,7 +185,7 @@ class SeedOssDialect(Dialect):
         return [SeedToolCallPlugin(), SeedEndMarker()]
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
-        """Write the call as the Seed-OSS chat template renders it.
+        """Write the call as this family's chat template renders it.
 
         Each value right between its tags: strings verbatim, other values as JSON (which
         the reader reads first; the template's own ``| string`` form reads back too).

@@ -31,6 +31,13 @@ WRITERS: list[tuple[str, Callable[[str, Mapping[str, Any]], str]]] = [
 ]
 
 
+# While it streams, a pythonic call costs 3 bytes per byte like the others; its peak is
+# at its end, where the whole call is read as Python with ``ast`` (never ``eval``), whose
+# tokens and tree hold the 1 MB literal several times over (12.4 bytes per byte, once,
+# for that moment). A reader that kept every chunk would still cross this bound.
+CLOSING_PARSE: Mapping[str, int] = {"pythonic": 14}
+
+
 @pytest.mark.parametrize(("dialect", "write"), WRITERS, ids=[*sorted(DIALECTS), "kimi-k3"])
 def test_a_large_value_costs_a_few_bytes_per_byte(
     dialect: str, write: Callable[[str, Mapping[str, Any]], str]
@@ -45,4 +52,4 @@ def test_a_large_value_costs_a_few_bytes_per_byte(
     assert [call.tool_instance.content for call in calls] == [body]
     # The block's text, one join of it and the value's copies on the way to the model:
     # 3-6.2 bytes per byte in the dialects of this package.
-    assert growth < 7 * SIZE
+    assert growth < CLOSING_PARSE.get(dialect, 7) * SIZE

@@ -102,7 +102,9 @@ class PythonicDialect(Dialect):
     title = "Python calls: [f(a=1)] between LFM2's tokens, or one a line in <function_calls>"
     plugin_key = "pythonic"
     thinking = PYTHONIC_THINKING
-    special_tokens = True  # LFM2's markers are special tokens: servers drop them unless asked
+    # LFM2's markers are special tokens, which servers drop unless asked to keep them.
+    # OLMo 3's <function_calls> is an added token that servers keep; asking does no harm.
+    special_tokens = True
 
     def make_plugin(self, names: tuple[str, ...]) -> Sequence[ParsePlugin]:
         """The list's plugins, the ``<function_calls>`` plugin and the end markers."""
