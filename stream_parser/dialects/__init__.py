@@ -152,6 +152,7 @@ _LAZY = {
     "GlmDialect": "glm",
     "GptOssDialect": "gpt_oss",
     "HermesDialect": "hermes",
+    "HunyuanDialect": "hunyuan",
     "KimiDialect": "kimi",
     "LlamaDialect": "llama",
     "MiniMaxDialect": "minimax_m2",

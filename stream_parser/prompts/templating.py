@@ -63,6 +63,7 @@ TEMPLATE_NAMES: Final = (
     "glm_instructions",
     "gpt_oss_instructions",
     "hermes_instructions",
+    "hunyuan_instructions",
     "images_note",
     "kimi_instructions",
     "llama_instructions",

@@ -61,6 +61,8 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "MiniMaxAI/MiniMax-M2.5": ("minimax_m2", THINK, True),
     "ByteDance-Seed/Seed-OSS-36B-Instruct": ("seed_oss", SEED_THINK, False),
     "hf.co/unsloth/Seed-OSS-36B-Instruct-GGUF:Q4_K_M": ("seed_oss", SEED_THINK, False),
+    "tencent/Hunyuan-A13B-Instruct": ("hunyuan", THINK, False),
+    "tencent/Hunyuan-A13B-Instruct-FP8": ("hunyuan", THINK, False),
     "google/gemma-4-27b-it": ("gemma4", ("<|channel>thought", "<channel|>"), False),
     "gemma4:12b": ("gemma4", ("<|channel>thought", "<channel|>"), False),
     "mistralai/Mistral-Small-3.2-24B-Instruct-2506": ("mistral", None, False),
@@ -123,6 +125,7 @@ def test_case_and_org_prefix_do_not_matter(name: str) -> None:
         "meta-llama/Llama-2-7b-chat-hf",
         "google/gemma-3-27b-it",
         "Qwen/Qwen1.5-7B-Chat",
+        "tencent/Hunyuan-7B-Instruct",
     ],
 )
 def test_unknown_names(name: str) -> None:
