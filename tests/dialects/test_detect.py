@@ -63,6 +63,7 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "hf.co/unsloth/Seed-OSS-36B-Instruct-GGUF:Q4_K_M": ("seed_oss", SEED_THINK, False),
     "tencent/Hunyuan-A13B-Instruct": ("hunyuan", THINK, False),
     "tencent/Hunyuan-A13B-Instruct-FP8": ("hunyuan", THINK, False),
+    "hf.co/unsloth/Hunyuan-A13B-Instruct-GGUF:Q4_K_M": ("hunyuan", THINK, False),
     "google/gemma-4-27b-it": ("gemma4", ("<|channel>thought", "<channel|>"), False),
     "gemma4:12b": ("gemma4", ("<|channel>thought", "<channel|>"), False),
     "mistralai/Mistral-Small-3.2-24B-Instruct-2506": ("mistral", None, False),
