@@ -263,6 +263,8 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
         ),
     ),
     "gpt_oss": ("gpt_oss", _patterns((1900, r"gpt~oss", None, False))),
+    # Hunyuan-A13B opens <think> itself; the other Hunyuan models' templates are not read.
+    "hunyuan": ("hunyuan", _patterns((1920, r"hunyuan~a13b", _THINK, False))),
     # OLMo 3 Think's template ends the prompt with "<think>"; LFM2.5 writes both tags.
     "pythonic": (
         "pythonic",

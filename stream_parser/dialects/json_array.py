@@ -236,6 +236,18 @@ class JsonArrayReader(Reader):
                 return element.reader.call.call_index
         return None
 
+    def accepts_end(self) -> bool:
+        """An end marker inside one of the array's JSON strings is content.
+
+        For a format whose array sits between two markers (``<tool_calls>[…]</tool_calls>``):
+        a closing marker written inside a string value does not end the block; anywhere
+        else it does (the block's outcome then says whether the array was whole).
+        """
+        if self._scanner.in_string:
+            return False
+        element = self._elements[-1] if self._elements else None
+        return element is None or element.end >= 0 or element.reader.accepts_end()
+
     def finish(self, block: PluginBlock) -> list[ParseEvent]:
         """The block's calls, or an error and its raw text."""
         if self.why:
@@ -255,6 +267,8 @@ class JsonArrayReader(Reader):
         """Framing around the elements; each element a call, or an error and its text."""
         if self._broken or not self._elements:
             return self.malformed_block(self._broken or "the array is empty", block)
+        if self._elements[-1].end < 0:  # an end marker came before the array's end
+            return self.malformed_block("the array is not closed", block)
         start, raw = block.span[0], block.raw
         out: list[ParseEvent] = []
         pos = start

@@ -64,6 +64,7 @@ TEMPLATE_NAMES: Final = (
     "granite_instructions",
     "gpt_oss_instructions",
     "hermes_instructions",
+    "hunyuan_instructions",
     "images_note",
     "kimi_instructions",
     "llama_instructions",

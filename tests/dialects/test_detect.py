@@ -61,6 +61,9 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "MiniMaxAI/MiniMax-M2.5": ("minimax_m2", THINK, True),
     "ByteDance-Seed/Seed-OSS-36B-Instruct": ("seed_oss", SEED_THINK, False),
     "hf.co/unsloth/Seed-OSS-36B-Instruct-GGUF:Q4_K_M": ("seed_oss", SEED_THINK, False),
+    "tencent/Hunyuan-A13B-Instruct": ("hunyuan", THINK, False),
+    "tencent/Hunyuan-A13B-Instruct-FP8": ("hunyuan", THINK, False),
+    "hf.co/unsloth/Hunyuan-A13B-Instruct-GGUF:Q4_K_M": ("hunyuan", THINK, False),
     "ibm-granite/granite-3.3-8b-instruct": ("granite", THINK, False),
     "granite3.2:8b": ("granite", THINK, False),
     "ibm-granite/granite-4.0-h-small": ("hermes", None, False),
@@ -126,6 +129,7 @@ def test_case_and_org_prefix_do_not_matter(name: str) -> None:
         "meta-llama/Llama-2-7b-chat-hf",
         "google/gemma-3-27b-it",
         "Qwen/Qwen1.5-7B-Chat",
+        "tencent/Hunyuan-7B-Instruct",
     ],
 )
 def test_unknown_names(name: str) -> None:

@@ -23,6 +23,7 @@ VARIABLES: dict[str, dict[str, Any]] = {
     "glm_instructions": {},
     "gpt_oss_instructions": {},
     "hermes_instructions": {},
+    "hunyuan_instructions": {},
     "deepseek_instructions": {},
     "kimi_instructions": {},
     "mistral_instructions": {},
