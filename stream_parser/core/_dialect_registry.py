@@ -325,6 +325,12 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
             ),
         ),
     ),
+    # Phi-4-mini (and Phi-4-multimodal, which calls tools the same way); not the
+    # reasoning models, which call no tools.
+    "phi4_mini": (
+        "phi4_mini",
+        _patterns((1920, r"phi~4~(?:mini|multimodal)(?!.*reasoning)", None, False)),
+    ),
     "glm": (
         "glm",
         _patterns(

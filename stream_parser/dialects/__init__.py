@@ -157,6 +157,7 @@ _LAZY = {
     "LlamaDialect": "llama",
     "MiniMaxDialect": "minimax_m2",
     "MistralDialect": "mistral",
+    "Phi4MiniDialect": "phi4_mini",
     "PythonicDialect": "pythonic",
     "Qwen3CoderDialect": "qwen3_coder",
     "SeedOssDialect": "seed_oss",

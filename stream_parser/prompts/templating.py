@@ -74,6 +74,7 @@ TEMPLATE_NAMES: Final = (
     "observation",
     "parameters_block",
     "parse_error",
+    "phi4_mini_instructions",
     "pythonic_instructions",
     "qwen3_coder_instructions",
     "returns_line",

@@ -64,6 +64,8 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "ibm-granite/granite-3.3-8b-instruct": ("granite", THINK, False),
     "granite3.2:8b": ("granite", THINK, False),
     "ibm-granite/granite-4.0-h-small": ("hermes", None, False),
+    "microsoft/Phi-4-mini-instruct": ("phi4_mini", None, False),
+    "phi4-mini:3.8b": ("phi4_mini", None, False),
     "google/gemma-4-27b-it": ("gemma4", ("<|channel>thought", "<channel|>"), False),
     "gemma4:12b": ("gemma4", ("<|channel>thought", "<channel|>"), False),
     "mistralai/Mistral-Small-3.2-24B-Instruct-2506": ("mistral", None, False),
