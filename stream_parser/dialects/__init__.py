@@ -153,6 +153,7 @@ _LAZY = {
     "GptOssDialect": "gpt_oss",
     "GraniteDialect": "granite",
     "HermesDialect": "hermes",
+    "InternLMDialect": "internlm",
     "KimiDialect": "kimi",
     "LlamaDialect": "llama",
     "MiniMaxDialect": "minimax_m2",

@@ -65,6 +65,7 @@ TEMPLATE_NAMES: Final = (
     "gpt_oss_instructions",
     "hermes_instructions",
     "images_note",
+    "internlm_instructions",
     "kimi_instructions",
     "llama_instructions",
     "minimax_m2_instructions",

@@ -66,6 +66,8 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "ibm-granite/granite-4.0-h-small": ("hermes", None, False),
     "microsoft/Phi-4-mini-instruct": ("phi4_mini", None, False),
     "phi4-mini:3.8b": ("phi4_mini", None, False),
+    "internlm/internlm2_5-7b-chat": ("internlm", None, False),
+    "internlm2:7b": ("internlm", None, False),
     "google/gemma-4-27b-it": ("gemma4", ("<|channel>thought", "<channel|>"), False),
     "gemma4:12b": ("gemma4", ("<|channel>thought", "<channel|>"), False),
     "mistralai/Mistral-Small-3.2-24B-Instruct-2506": ("mistral", None, False),

@@ -19,6 +19,7 @@ VARIABLES: dict[str, dict[str, Any]] = {
     "gemma4_instructions": {},
     "seed_oss_instructions": {},
     "phi4_mini_instructions": {},
+    "internlm_instructions": {},
     "minimax_m2_instructions": {},
     "pythonic_instructions": {},
     "glm_instructions": {},
