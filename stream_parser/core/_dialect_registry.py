@@ -327,6 +327,14 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
             ),
         ),
     ),
+    # Phi-4-mini (and Phi-4-multimodal, which calls tools the same way); not the
+    # reasoning models, which call no tools.
+    "phi4_mini": (
+        "phi4_mini",
+        _patterns((1920, r"phi~4~(?:mini|multimodal)(?!.*reasoning)", None, False)),
+    ),
+    # InternLM 2 and 2.5 (not the XComposer vision models, whose names put it apart).
+    "internlm": ("internlm", _patterns((1910, r"internlm~2(?![0-9])", None, False))),
     "glm": (
         "glm",
         _patterns(

@@ -28,7 +28,11 @@ array, and subclasses for a layout of its own (:meth:`JsonArrayReader.lead_other
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar, Final
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, Final
+
+from pydantic_core import to_jsonable_python
 
 from ..core.events import ErrorType, FramingEvent, ParseEvent
 from ..core.kit import (
@@ -42,7 +46,14 @@ from ..core.kit import (
 )
 from .hermes import HermesReader
 
-__all__ = ["ARRAY_LEAD", "IN_ARRAY", "IN_OBJECT", "JsonArrayReader", "json_end_in"]
+__all__ = [
+    "ARRAY_LEAD",
+    "IN_ARRAY",
+    "IN_OBJECT",
+    "JsonArrayReader",
+    "calls_array",
+    "json_end_in",
+]
 
 ARRAY_LEAD: Final = 0
 """The state before the array: whitespace, then ``[`` or ``{``."""
@@ -118,10 +129,7 @@ class JsonArrayReader(Reader):
         if c in _WS:
             return i + 1, False
         if c == "[":
-            self.state = IN_ARRAY
-            self._expect_element = True
-            self._scanner = JsonScanner(keep_text=False)
-            self._scanner.feed("[")
+            self.open_array()
             return i + 1, False
         if c == "{":
             self.state = IN_OBJECT
@@ -137,6 +145,18 @@ class JsonArrayReader(Reader):
         """
         self.end = base + i
         return self.malformed("the calls must be a JSON array")
+
+    def open_array(self) -> None:
+        """The array's ``[`` was read: what follows are its elements.
+
+        A format whose marker holds the bracket (Phi-4-mini's ``functools[``) calls it
+        from :meth:`~stream_parser.core.kit.Reader.begin`, so that its start tag can ask
+        for a call object right after it (``next_chars = "{"``).
+        """
+        self.state = IN_ARRAY
+        self._expect_element = True
+        self._scanner = JsonScanner(keep_text=False)
+        self._scanner.feed("[")
 
     def _open_element(self, at: int, is_object: bool) -> None:
         """An element begins at stream offset ``at`` (an object, or any other value)."""
@@ -286,3 +306,24 @@ def _framing(raw: str, start: int, begin: int, end: int, out: list[ParseEvent]) 
     """``raw[begin:end]`` (offsets absolute, ``raw`` starting at ``start``) as framing."""
     if begin < end:
         out.append(FramingEvent(text=raw[begin - start : end - start], span=(begin, end)))
+
+
+def calls_array(calls: Iterable[tuple[str, Mapping[str, Any]]]) -> str:
+    """The calls as the one JSON array the array formats write after their marker.
+
+    ``", "`` and ``": "`` as chat templates' ``tojson`` writes them; values that are
+    not JSON types (models, enums, paths, dates) are written as their JSON form.
+
+    Example:
+        >>> print(calls_array([("read_file", {"path": "a.py"}), ("now", {})]))
+        [{"name": "read_file", "arguments": {"path": "a.py"}}, {"name": "now", "arguments": {}}]
+    """
+    items = [
+        f'{{"name": {_json(tool_name)}, "arguments": {_json(dict(args))}}}'
+        for tool_name, args in calls
+    ]
+    return f"[{', '.join(items)}]"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(to_jsonable_python(value, by_alias=True), ensure_ascii=False)

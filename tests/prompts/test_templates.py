@@ -18,6 +18,8 @@ VARIABLES: dict[str, dict[str, Any]] = {
     "call_rules": {},
     "gemma4_instructions": {},
     "seed_oss_instructions": {},
+    "phi4_mini_instructions": {},
+    "internlm_instructions": {},
     "minimax_m2_instructions": {},
     "pythonic_instructions": {},
     "glm_instructions": {},
