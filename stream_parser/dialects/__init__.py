@@ -159,6 +159,7 @@ _LAZY = {
     "PythonicDialect": "pythonic",
     "Qwen3CoderDialect": "qwen3_coder",
     "SeedOssDialect": "seed_oss",
+    "XlamDialect": "xlam",
 }
 
 

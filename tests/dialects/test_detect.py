@@ -61,6 +61,10 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "MiniMaxAI/MiniMax-M2.5": ("minimax_m2", THINK, True),
     "ByteDance-Seed/Seed-OSS-36B-Instruct": ("seed_oss", SEED_THINK, False),
     "hf.co/unsloth/Seed-OSS-36B-Instruct-GGUF:Q4_K_M": ("seed_oss", SEED_THINK, False),
+    "Salesforce/Llama-xLAM-2-8b-fc-r": ("xlam", None, False),
+    "Salesforce/Llama-xLAM-2-70b-fc-r": ("xlam", None, False),
+    "Salesforce/xLAM-2-32b-fc-r": ("xlam", None, False),
+    "Salesforce/xLAM-2-3b-fc-r-gguf": ("xlam", None, False),
     "google/gemma-4-27b-it": ("gemma4", ("<|channel>thought", "<channel|>"), False),
     "gemma4:12b": ("gemma4", ("<|channel>thought", "<channel|>"), False),
     "mistralai/Mistral-Small-3.2-24B-Instruct-2506": ("mistral", None, False),
@@ -123,6 +127,7 @@ def test_case_and_org_prefix_do_not_matter(name: str) -> None:
         "meta-llama/Llama-2-7b-chat-hf",
         "google/gemma-3-27b-it",
         "Qwen/Qwen1.5-7B-Chat",
+        "Salesforce/xLAM-7b-fc-r",  # xLAM v1 writes {"tool_calls": [...]}
     ],
 )
 def test_unknown_names(name: str) -> None:
