@@ -288,6 +288,10 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
         "granite",
         _patterns((1940, r"granite~3(?![0-9])(?!.*(?:guardian|embedding))", _THINK, False)),
     ),
+    # xLAM-2, on Llama 3.1 or Qwen 2.5 ("Llama-xLAM-2-8b-fc-r" holds "llama"): the reply
+    # is one JSON array; its templates write no reasoning.  xLAM v1 ("xLAM-7b-fc-r")
+    # writes {"tool_calls": [...]} and is not this dialect.
+    "xlam": ("xlam", _patterns((1930, r"xlam~2(?![0-9])", None, False))),
     "qwen3_coder": (
         "qwen3_coder",
         _patterns(

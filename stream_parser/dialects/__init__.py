@@ -163,6 +163,7 @@ _LAZY = {
     "PythonicDialect": "pythonic",
     "Qwen3CoderDialect": "qwen3_coder",
     "SeedOssDialect": "seed_oss",
+    "XlamDialect": "xlam",
 }
 
 

@@ -22,7 +22,11 @@ the commas) go the ordinary way.
 The outcome is the framing between elements and, per element, a
 call or an error with its raw text; a broken array (an empty element, a trailing comma)
 is one error with the whole block's raw text.  A format reads its own markers around the
-array, and subclasses for a layout of its own (:meth:`JsonArrayReader.lead_other`).
+array, and subclasses for a layout of its own (:meth:`JsonArrayReader.lead_other`); a
+start tag that ends with ``[`` opens the array itself.  An array that no marker
+announces is read by :mod:`~stream_parser.dialects.unmarked_array` (a call only when an
+element proves one, else text), which builds on the hooks here
+(:meth:`JsonArrayReader.element_reader`).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from typing import Any, ClassVar, Final
 
 from pydantic_core import to_jsonable_python
 
-from ..core.events import ErrorType, FramingEvent, ParseEvent
+from ..core.events import ErrorType, FramingEvent, ParseEvent, Span
 from ..core.kit import (
     CallContext,
     FastData,
@@ -123,6 +127,11 @@ class JsonArrayReader(Reader):
 
     # --- streaming -----------------------------------------------------------------------
 
+    def begin(self, tag: str, span: Span, out: list[ParseEvent]) -> None:
+        """A start tag that ends with the array's ``[`` (a bare array's plugin) opens it."""
+        if tag.endswith("["):
+            self._lead("[", 0, span[1] - 1, out)
+
     def _lead(self, data: str, i: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         """What follows the marker tells the layout: ``[`` an array, ``{`` a lone object."""
         c = data[i]
@@ -160,10 +169,29 @@ class JsonArrayReader(Reader):
 
     def _open_element(self, at: int, is_object: bool) -> None:
         """An element begins at stream offset ``at`` (an object, or any other value)."""
-        reader = HermesReader(CallContext(self.call.plugin))
+        reader = self.element_reader()
         self._elements.append(_Element(reader, at))
         self._expect_element = False
         self._inside = reader if is_object else None
+
+    def element_reader(self) -> HermesReader:
+        """The reader of the next element: a call object with an index of its own.
+
+        A reader that numbers a call only once it proves one gives an unreserved
+        context instead (:meth:`CallContext.unreserved`).
+        """
+        return HermesReader(CallContext(self.call.plugin))
+
+    @property
+    def awaiting_element(self) -> bool:
+        """Inside the array, before an element's first character (whitespace aside)."""
+        return self.state == IN_ARRAY and self._expect_element
+
+    @property
+    def in_string(self) -> bool:
+        """Whether the content read so far ends inside one of the array's JSON strings."""
+        inside = self._inside  # while an object element is open, its scanner follows it
+        return (self._scanner if inside is None else inside.scanner).in_string
 
     def _array(self, data: str, i: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         """Inside the array (or a lone call object): elements, commas, the end."""

@@ -84,6 +84,7 @@ TEMPLATE_NAMES: Final = (
     "tool_heading",
     "tools_heading",
     "user_prompt",
+    "xlam_instructions",
     "xml_instructions",
     "xml_preface",
 )

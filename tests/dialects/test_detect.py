@@ -64,6 +64,10 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "tencent/Hunyuan-A13B-Instruct": ("hunyuan", THINK, False),
     "tencent/Hunyuan-A13B-Instruct-FP8": ("hunyuan", THINK, False),
     "hf.co/unsloth/Hunyuan-A13B-Instruct-GGUF:Q4_K_M": ("hunyuan", THINK, False),
+    "Salesforce/Llama-xLAM-2-8b-fc-r": ("xlam", None, False),
+    "Salesforce/Llama-xLAM-2-70b-fc-r": ("xlam", None, False),
+    "Salesforce/xLAM-2-32b-fc-r": ("xlam", None, False),
+    "Salesforce/xLAM-2-3b-fc-r-gguf": ("xlam", None, False),
     "ibm-granite/granite-3.3-8b-instruct": ("granite", THINK, False),
     "granite3.2:8b": ("granite", THINK, False),
     "ibm-granite/granite-4.0-h-small": ("hermes", None, False),
@@ -134,6 +138,7 @@ def test_case_and_org_prefix_do_not_matter(name: str) -> None:
         "google/gemma-3-27b-it",
         "Qwen/Qwen1.5-7B-Chat",
         "tencent/Hunyuan-7B-Instruct",
+        "Salesforce/xLAM-7b-fc-r",  # xLAM v1 writes {"tool_calls": [...]}
     ],
 )
 def test_unknown_names(name: str) -> None:

@@ -32,6 +32,7 @@ VARIABLES: dict[str, dict[str, Any]] = {
     "granite_instructions": {},
     "llama_instructions": {},
     "qwen3_coder_instructions": {},
+    "xlam_instructions": {},
     "xml_instructions": {},
     "xml_preface": {},
     "tools_heading": {},
