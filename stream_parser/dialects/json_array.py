@@ -209,6 +209,16 @@ class JsonArrayReader(Reader):
             i = stop
         return n, ""
 
+    @property
+    def in_string(self) -> bool:
+        """Whether the content read so far ends inside one of the array's JSON strings."""
+        inside = self._inside
+        return (self._scanner if inside is None else inside.scanner).in_string
+
+    def accepts_end(self) -> bool:
+        """A format's end marker inside one of the array's strings is content."""
+        return not self.in_string
+
     def fast_path(self) -> FastData | None:
         """Inside an object element, the element reader's fast path (between, none)."""
         inside = self._inside
@@ -240,6 +250,8 @@ class JsonArrayReader(Reader):
         """The block's calls, or an error and its raw text."""
         if self.why:
             return self.malformed_block(self.why, block)
+        if self.end is None:  # a format's end marker came first
+            return self.malformed_block("the array is not closed", block)
         return self.array_outcome(block)
 
     def malformed_block(self, why: str, block: PluginBlock) -> list[ParseEvent]:

@@ -63,7 +63,7 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "hf.co/unsloth/Seed-OSS-36B-Instruct-GGUF:Q4_K_M": ("seed_oss", SEED_THINK, False),
     "ibm-granite/granite-3.3-8b-instruct": ("granite", THINK, False),
     "granite3.2:8b": ("granite", THINK, False),
-    "ibm-granite/granite-4.0-h-small": ("hermes", None, False),
+    "ibm-granite/granite-4.0-h-small": ("granite", None, False),
     "google/gemma-4-27b-it": ("gemma4", ("<|channel>thought", "<channel|>"), False),
     "gemma4:12b": ("gemma4", ("<|channel>thought", "<channel|>"), False),
     "mistralai/Mistral-Small-3.2-24B-Instruct-2506": ("mistral", None, False),

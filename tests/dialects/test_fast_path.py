@@ -55,7 +55,8 @@ Call = tuple[str, dict[str, Any]]
 
 # A dialect's other layouts, as rows beside the dialects: row -> (dialect, the writer of
 # the reply's calls).  Mistral's v3 arrays (a call each, or all in one), Granite's calls
-# all in one array: the shared array reader, its elements one after the other.
+# all in one array: the shared array reader, its elements one after the other; Granite
+# 4.0's <tool_call> blocks.
 LAYOUTS: dict[str, tuple[str, Any]] = {
     "mistral_v3": (
         "mistral",
@@ -63,6 +64,10 @@ LAYOUTS: dict[str, tuple[str, Any]] = {
     ),
     "mistral_v3_one_array": ("mistral", MistralDialect().format_calls_v3),
     "granite_one_array": ("granite", GraniteDialect().format_calls),
+    "granite_4": (
+        "granite",
+        lambda calls: "\n".join(GraniteDialect().format_call_4(*c) for c in calls),
+    ),
 }
 ROWS = sorted([*DIALECTS, *LAYOUTS])
 
