@@ -267,11 +267,11 @@ RAW = [
         '["no", {"object": 1}], {"name": "read_file", "arguments": {"path": "c"}}] after',
     ),
     (
-        # A lone call object after the marker, and v3's array with ids.
+        # A lone call object after the marker, and v3's array with an id.
         "mistral",
-        '[TOOL_CALLS] {"name": "write_to_file", "arguments": {"content": "a ] } \\\\", '
-        '"path": "p"}} then [TOOL_CALLS] [{"name": "read_file", "arguments": {"path": '
-        '"{,}"}, "id": "abc123def"} ,{"name": "read_file", "arguments": {"path": "q"}}] end',
+        '[TOOL_CALLS] {"name": "read_file", "arguments": {"path": "a ] } \\\\"}} '
+        '[TOOL_CALLS] [{"name": "read_file", "arguments": {"path": "{,}"}, "id": "a1"} '
+        ',{"name": "read_file", "arguments": {"path": "q"}}] end',
     ),
 ]
 

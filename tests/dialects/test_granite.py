@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from stream_parser import ParserConfig, StreamToolParser, ToolCallEvent
+from stream_parser import ConfigError, ParserConfig, StreamToolParser, ToolCallEvent
 from stream_parser.dialects import dialect_for_model, get_dialect
 from stream_parser.dialects.granite import GraniteDialect
 from stream_parser.testing import check_dialect, merge_deltas
@@ -129,3 +129,9 @@ def test_granite_4_replies_read_as_hermes_reads_them(name: str) -> None:
     # counts the line break before <tool_call> in the call's span, granite as framing).
     text = next(c["text"] for c in _CASES if c["name"] == name).removesuffix("<|end_of_text|>\n")
     assert _read("granite", text) == _read("hermes", text)
+
+
+def test_granite_is_not_combined_with_another_tool_call_dialect() -> None:
+    # granite reads <tool_call> itself (4.0's blocks, 3.1's list): one owner of the tag.
+    with pytest.raises(ConfigError, match="granite and hermes cannot be combined"):
+        StreamToolParser(FIXTURE_TOOLS, config=ParserConfig(dialect=["granite", "hermes"]))
