@@ -287,11 +287,12 @@ class JsonArrayReader(Reader):
     def accepts_end(self) -> bool:
         """An end marker inside one of the array's JSON strings is content.
 
-        For a format whose array sits between two markers (``<tool_calls>[…]</tool_calls>``):
-        a closing marker written inside a string value does not end the block; anywhere
-        else it does (the block's outcome then says whether the array was whole).
+        For a format whose array sits between two markers (``<tool_calls>[…]</tool_calls>``,
+        Granite 3.1's ``<tool_call>[…]</tool_call>``): a closing marker written inside a
+        string value does not end the block; anywhere else it does (the block's outcome
+        then says whether the array was whole).
         """
-        if self._scanner.in_string:
+        if self.in_string:
             return False
         element = self._elements[-1] if self._elements else None
         return element is None or element.end >= 0 or element.reader.accepts_end()
@@ -300,6 +301,8 @@ class JsonArrayReader(Reader):
         """The block's calls, or an error and its raw text."""
         if self.why:
             return self.malformed_block(self.why, block)
+        if self.end is None:  # a format's end marker came first
+            return self.malformed_block("the array is not closed", block)
         return self.array_outcome(block)
 
     def malformed_block(self, why: str, block: PluginBlock) -> list[ParseEvent]:

@@ -70,7 +70,7 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "Salesforce/xLAM-2-3b-fc-r-gguf": ("xlam", None, False),
     "ibm-granite/granite-3.3-8b-instruct": ("granite", THINK, False),
     "granite3.2:8b": ("granite", THINK, False),
-    "ibm-granite/granite-4.0-h-small": ("hermes", None, False),
+    "ibm-granite/granite-4.0-h-small": ("granite", None, False),
     "microsoft/Phi-4-mini-instruct": ("phi4_mini", None, False),
     "phi4-mini:3.8b": ("phi4_mini", None, False),
     "internlm/internlm2_5-7b-chat": ("internlm", None, False),
