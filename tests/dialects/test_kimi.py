@@ -87,6 +87,16 @@ def kinds(events: list[ParseEvent]) -> list[tuple[object, ...]]:
     return out
 
 
+def read_cut(text: str, cuts: list[int], end: ChatDelta | None) -> list[ParseEvent]:
+    """Merged events of ``text``, the same whole, cut at ``cuts`` and one char at a time."""
+    whole = run(factory(), [text], end)
+    bounds = sorted({min(c, len(text)) for c in cuts})
+    chunks = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)], strict=True)]
+    assert run(factory(), chunks, end) == whole
+    assert run(factory(), list(text), end) == whole
+    return whole
+
+
 errors = support.errors
 
 
@@ -288,11 +298,7 @@ def test_k2_whatever_a_section_holds_besides_its_calls_is_framing(
     calls = [k2("read_file", json.dumps({"path": path}), i) for i, (_, path) in enumerate(parts)]
     body = "".join(stray + call for (stray, _), call in zip(parts, calls, strict=True)) + tail
     text = "Go." + section(body) + "Done."
-    whole = run(factory(), [text], end)
-    bounds = sorted({min(c, len(text)) for c in cuts})
-    chunks = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)], strict=True)]
-    assert run(factory(), chunks, end) == whole
-    assert run(factory(), list(text), end) == whole
+    whole = read_cut(text, cuts, end)
     got = [e.tool_instance for e in whole if isinstance(e, ToolCallEvent)]
     assert got == [ReadFile(path=path) for _, path in parts]
     assert "".join(e.text for e in whole if e.kind == "text") == "Go.Done."  # type: ignore[attr-defined]
@@ -578,10 +584,6 @@ def test_calls_among_prose(
         for prose, variant, path in parts
     )
     text += tail
-    whole = run(factory(), [text], end)
-    bounds = sorted({min(c, len(text)) for c in cuts})
-    chunks = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)], strict=True)]
-    assert run(factory(), chunks, end) == whole
-    assert run(factory(), list(text), end) == whole
+    whole = read_cut(text, cuts, end)
     got = [e.tool_instance for e in whole if isinstance(e, ToolCallEvent)]
     assert got == [ReadFile(path=path) for _, _, path in parts]
