@@ -37,6 +37,7 @@ import pytest
 from benchmarks.workload import TOOLS  # the XML benchmark's tool models
 from stream_parser import ParserConfig, StreamToolParser, ToolCallEvent
 from stream_parser.dialects import DIALECTS, get_dialect
+from stream_parser.dialects.granite import GraniteDialect
 from stream_parser.dialects.mistral import MistralDialect
 
 SIZES = {"10KB": 10_000, "100KB": 100_000}
@@ -46,12 +47,14 @@ ONE_ARRAY = frozenset({"xlam"})
 """Dialects whose reply is one array of every call (``format_calls``), at its start."""
 LAYOUTS: dict[str, tuple[str, Callable[[str, dict[str, Any]], str]]] = {
     "mistral_v3": ("mistral", lambda name, args: MistralDialect().format_calls_v3([(name, args)])),
+    "granite_4": ("granite", GraniteDialect().format_call_4),
 }
 """Rows for a dialect's other layout: row name -> (dialect, writer of one call).
 
 ``mistral`` writes its calls in v11's layout; ``mistral_v3`` reads the same reply written
 as v3's one-element arrays (``[TOOL_CALLS] [{...}]``), which go through the shared array
-reader."""
+reader.  ``granite`` writes Granite 3.x's ``<|tool_call|>[...]``; ``granite_4`` Granite
+4.0's ``<tool_call>{...}</tool_call>`` blocks."""
 ROWS = sorted([*DIALECTS, *LAYOUTS])
 """Every row: each dialect, and each other layout."""
 

@@ -263,6 +263,8 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
         ),
     ),
     "gpt_oss": ("gpt_oss", _patterns((1900, r"gpt~oss", None, False))),
+    # Hunyuan-A13B opens <think> itself; the other Hunyuan models' templates are not read.
+    "hunyuan": ("hunyuan", _patterns((1920, r"hunyuan~a13b", _THINK, False))),
     # OLMo 3 Think's template ends the prompt with "<think>"; LFM2.5 writes both tags.
     "pythonic": (
         "pythonic",
@@ -280,11 +282,15 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
         "seed_oss",
         _patterns((1950, r"seed~oss", ("<seed:think>", "</seed:think>"), False)),
     ),
-    # Granite 3.x (not granite-20b-functioncalling, which writes another format, nor the
-    # guardian and embedding models).  3.2 and 3.3 reason only with thinking=True.
+    # Granite 3.x and 4 (not granite-20b-functioncalling, which writes another format,
+    # nor the guardian and embedding models).  3.2 and 3.3 reason only with
+    # thinking=True; 4.0 writes hermes' <tool_call>{...}</tool_call>, which granite reads.
     "granite": (
         "granite",
-        _patterns((1940, r"granite~3(?![0-9])(?!.*(?:guardian|embedding))", _THINK, False)),
+        _patterns(
+            (1940, r"granite~3(?![0-9])(?!.*(?:guardian|embedding))", _THINK, False),
+            (1930, r"granite~4(?![0-9])(?!.*(?:guardian|embedding))", None, False),
+        ),
     ),
     # xLAM-2, on Llama 3.1 or Qwen 2.5 ("Llama-xLAM-2-8b-fc-r" holds "llama"): the reply
     # is one JSON array; its templates write no reasoning.  xLAM v1 ("xLAM-7b-fc-r")
@@ -307,8 +313,6 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
             (1300, r"qwen3", _THINK, False),
             (1200, r"qwen~2", None, False),
             (1100, r"hermes~4", _THINK, False),
-            # Granite 4 writes hermes' <tool_call>{...}</tool_call> blocks.
-            (1050, r"granite~4(?![0-9])(?!.*(?:guardian|embedding))", None, False),
             (1000, r"hermes~(?:2~pro|3)", None, False),
         ),
     ),
@@ -329,6 +333,14 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
             ),
         ),
     ),
+    # Phi-4-mini (and Phi-4-multimodal, which calls tools the same way); not the
+    # reasoning models, which call no tools.
+    "phi4_mini": (
+        "phi4_mini",
+        _patterns((1920, r"phi~4~(?:mini|multimodal)(?!.*reasoning)", None, False)),
+    ),
+    # InternLM 2 and 2.5 (not the XComposer vision models, whose names put it apart).
+    "internlm": ("internlm", _patterns((1910, r"internlm~2(?![0-9])", None, False))),
     "glm": (
         "glm",
         _patterns(

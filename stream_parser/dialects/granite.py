@@ -1,9 +1,17 @@
-r"""The granite dialect: IBM Granite 3.x's ``<|tool_call|>`` and one JSON array of calls.
+r"""The granite dialect: IBM Granite's calls, 3.x's JSON array and 4.0's ``<tool_call>``.
 
-Written by Granite 3.x instruct models, as their chat template's system prompt asks
-("respond only with <|tool_call|> followed by a JSON list of tools used")::
+Granite 3.x instruct models write a marker and one JSON array of calls, as their chat
+template's system prompt asks ("respond only with <|tool_call|> followed by a JSON list of
+tools used"); 3.1's template names the marker ``<tool_call>``, a plain string::
 
     <|tool_call|>[{"name": "get_weather", "arguments": {"location": "Paris"}}]
+    <tool_call>[{"name": "get_weather", "arguments": {"location": "Paris"}}]
+
+Granite 4.0 writes hermes' blocks, one per call, whose tags are special tokens::
+
+    <tool_call>
+    {"name": "get_weather", "arguments": {"location": "Paris"}}
+    </tool_call>
 
 Theory of operation.  The array is the one every array format writes, so
 :class:`GraniteReader` is the shared :class:`~stream_parser.dialects.json_array.JsonArrayReader`
@@ -12,6 +20,14 @@ Theory of operation.  The array is the one every array format writes, so
 after the array's ``]`` and what follows is read as ordinary input.  ``<|tool_call|>``
 is a special token, so a server drops it unless asked to keep it
 (``skip_special_tokens=False``); without it the array is text.
+
+:class:`GraniteToolCallPlugin` claims ``<tool_call>`` and tells the two forms apart by
+the block's first non-whitespace character, as the shared ``<tool_call>`` plugin tells
+hermes from qwen3_coder: ``[`` is 3.1's array (read by :class:`GraniteReader`, the block
+ending after its ``]``), ``{`` is 4.0's call object, read by :class:`GraniteCallReader`
+(hermes' reader) up to ``</tool_call>``.  Granite 4.0's arguments sometimes come as a
+JSON string holding the object, which hermes' reader reads as that object, and sometimes
+with extra closing braces after the object, which :class:`GraniteCallReader` forgives.
 
 Reasoning is ``<think>…</think>`` (3.2 and 3.3 with ``thinking=True``), the answer then
 in ``<response>…</response>``: both response tags are framing wherever they come, and
@@ -22,13 +38,14 @@ so is ``<|end_of_text|>``, the end of each message (:class:`GraniteFraming`).  A
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 from pydantic_core import to_jsonable_python
 
-from ..core.kit import ParsePlugin, ReaderPlugin, ThinkingFormat, register
+from ..core.kit import CallContext, ParsePlugin, Reader, ReaderPlugin, ThinkingFormat, register
 from ._base import Dialect
+from .hermes import HermesReader
 from .json_array import JsonArrayReader
 from .llama import LlamaEndMarkers
 
@@ -37,13 +54,18 @@ __all__ = [
     "GRANITE_THINKING",
     "RESPONSE_TAGS",
     "TOOL_CALL",
+    "TOOL_CALL_TAGS",
+    "GraniteCallReader",
     "GraniteDialect",
     "GraniteFraming",
     "GranitePlugin",
     "GraniteReader",
+    "GraniteToolCallPlugin",
 ]
 
 TOOL_CALL: Final = "<|tool_call|>"
+TOOL_CALL_TAGS: Final = ("<tool_call>", "</tool_call>")
+"""Granite 4.0's call tags (special tokens), and 3.1's marker before its array."""
 END_OF_TEXT: Final = "<|end_of_text|>"
 RESPONSE_TAGS: Final = ("<response>", "</response>")
 
@@ -54,7 +76,71 @@ GRANITE_THINKING: Final = ThinkingFormat((("<think>", "</think>"),))
 class GraniteReader(JsonArrayReader):
     """Reads the JSON array after ``<|tool_call|>``, element by element."""
 
-    expected: ClassVar[str] = TOOL_CALL + '[{"name": "NAME", "arguments": {"key": "value"}}]'
+    expected: ClassVar[str] = (
+        TOOL_CALL + '[{"name": "NAME", "arguments": {"key": "value"}}] (3.1: <tool_call>[…])'
+    )
+
+
+class GraniteCallReader(HermesReader):
+    """Reads Granite 4.0's call object in ``<tool_call>``: hermes' reader, more forgiving.
+
+    Granite 4.0 sometimes writes extra closing braces after the object
+    (``{"name": …, "arguments": {…}}}``); they are read as the end of the object, as
+    mlx-lm's Granite parser reads them.  Anything else after the object is still an
+    error.
+    """
+
+    def read_content(self, content: str) -> tuple[object, str]:
+        """The call object, with any extra closing braces after it forgiven."""
+        data, unreadable = super().read_content(content)
+        if not unreadable or self.json_end < 0:
+            return data, unreadable
+        # The reader was fed the content from its first character that is no whitespace.
+        end = len(content) - len(content.lstrip(_JSON_WS)) + self.json_end
+        if content[end:].strip(_JSON_WS + "}"):
+            return data, unreadable
+        return super().read_content(content[:end])
+
+
+_JSON_WS: Final = " \t\r\n"
+
+
+def _call_reader(call: CallContext) -> Reader:
+    """Granite 4.0's one call per block: its index is the next of the stream."""
+    call.reserve()
+    return GraniteCallReader(call)
+
+
+class GraniteToolCallPlugin(ReaderPlugin):
+    """Reads ``<tool_call>``: 4.0's ``{…}</tool_call>``, or 3.1's ``[…]`` to its end.
+
+    The block's first non-whitespace character chooses: ``[`` is an array of calls, read
+    to its ``]`` (each element a call of its own); anything else is one call object, read
+    up to ``</tool_call>``.  ``<tool_call>`` followed by anything but ``{`` or ``[`` is
+    prose.
+
+    Example:
+        >>> from pydantic import BaseModel
+        >>> from stream_parser import StreamToolParser
+        >>> class ReadFile(BaseModel):
+        ...     path: str
+        >>> parser = StreamToolParser({"read_file": ReadFile}, plugins=[GraniteToolCallPlugin()])
+        >>> text = '<tool_call>{"name": "read_file", "arguments": {"path": "a"}}</tool_call>'
+        >>> events = parser.feed(text) + parser.close()
+        >>> events[-1].tool_instance
+        ReadFile(path='a')
+    """
+
+    name = "granite_tool_call"
+    start_tags: tuple[str, ...] = (TOOL_CALL_TAGS[0],)
+    end_tag = TOOL_CALL_TAGS[1]
+    next_chars = "{["
+    choose_at_first_char = True
+    reserve_index = False  # an array's elements number themselves; one object reserves
+
+    def reader_for(self, first: str) -> Callable[[CallContext], Reader]:
+        """3.1's array for ``[``, 4.0's call object otherwise."""
+        return GraniteReader if first == "[" else _call_reader
 
 
 class GranitePlugin(ReaderPlugin):
@@ -70,8 +156,8 @@ class GranitePlugin(ReaderPlugin):
         >>> parser = StreamToolParser({"read_file": ReadFile}, plugins=[GranitePlugin()])
         >>> text = '<|tool_call|>[{"name": "read_file", "arguments": {"path": "a"}}]'
         >>> events = parser.feed(text) + parser.close()
-        >>> events[-1].tool_instance
-        ReadFile(path='a')
+        >>> [e.tool_instance for e in events if e.kind == "tool_call"]
+        [ReadFile(path='a')]
     """
 
     name = "granite"
@@ -108,8 +194,8 @@ class GraniteDialect(Dialect):
     special_tokens = True  # <|tool_call|> is a special token: servers drop it unless asked
 
     def make_plugin(self, names: tuple[str, ...]) -> Sequence[ParsePlugin]:
-        """A :class:`GranitePlugin` and the framing markers."""
-        return [GranitePlugin(), GraniteFraming()]
+        """The two call plugins (3.x's marker, ``<tool_call>``) and the framing markers."""
+        return [GranitePlugin(), GraniteToolCallPlugin(), GraniteFraming()]
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write one call: ``<|tool_call|>`` and a one-element array.
@@ -126,6 +212,18 @@ class GraniteDialect(Dialect):
             for tool_name, args in calls
         ]
         return f"{TOOL_CALL}[{', '.join(items)}]"
+
+    def format_call_4(self, tool_name: str, args: Mapping[str, Any]) -> str:
+        """Write one call as Granite 4.0's template does: a ``<tool_call>`` block.
+
+        Example:
+            >>> print(GraniteDialect().format_call_4("read_file", {"path": "a.py"}))
+            <tool_call>
+            {"name": "read_file", "arguments": {"path": "a.py"}}
+            </tool_call>
+        """
+        call = f'{{"name": {_json(tool_name)}, "arguments": {_json(dict(args))}}}'
+        return f"{TOOL_CALL_TAGS[0]}\n{call}\n{TOOL_CALL_TAGS[1]}"
 
     def _instructions(self) -> str:
         return "granite_instructions"

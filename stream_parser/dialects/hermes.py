@@ -280,9 +280,17 @@ class HermesReader(Reader):
 
     # --- the outcome ---------------------------------------------------------------------
 
+    def read_content(self, content: str) -> tuple[object, str]:
+        """The block's JSON value, or why it cannot be read (invalid JSON, text after it).
+
+        A format whose models write something after the object that a server forgives
+        (Granite's extra closing braces) reads it here.
+        """
+        return _read_call(content)
+
     def finish(self, block: PluginBlock) -> list[ParseEvent]:
         """Parse the whole block once and validate the arguments with the tool's model."""
-        data, unreadable = _read_call(block.content)
+        data, unreadable = self.read_content(block.content)
         if unreadable:
             return self._malformed(f"the tool call {unreadable}", block)
         if not isinstance(data, dict) or not isinstance(data.get("name"), str):

@@ -32,7 +32,11 @@ element proves one, else text), which builds on the hooks here
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar, Final
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, Final
+
+from pydantic_core import to_jsonable_python
 
 from ..core.events import ErrorType, FramingEvent, ParseEvent, Span
 from ..core.kit import (
@@ -46,7 +50,14 @@ from ..core.kit import (
 )
 from .hermes import HermesReader
 
-__all__ = ["ARRAY_LEAD", "IN_ARRAY", "IN_OBJECT", "JsonArrayReader", "json_end_in"]
+__all__ = [
+    "ARRAY_LEAD",
+    "IN_ARRAY",
+    "IN_OBJECT",
+    "JsonArrayReader",
+    "calls_array",
+    "json_end_in",
+]
 
 ARRAY_LEAD: Final = 0
 """The state before the array: whitespace, then ``[`` or ``{``."""
@@ -127,10 +138,7 @@ class JsonArrayReader(Reader):
         if c in _WS:
             return i + 1, False
         if c == "[":
-            self.state = IN_ARRAY
-            self._expect_element = True
-            self._scanner = JsonScanner(keep_text=False)
-            self._scanner.feed("[")
+            self.open_array()
             return i + 1, False
         if c == "{":
             self.state = IN_OBJECT
@@ -146,6 +154,18 @@ class JsonArrayReader(Reader):
         """
         self.end = base + i
         return self.malformed("the calls must be a JSON array")
+
+    def open_array(self) -> None:
+        """The array's ``[`` was read: what follows are its elements.
+
+        A format whose marker holds the bracket (Phi-4-mini's ``functools[``) calls it
+        from :meth:`~stream_parser.core.kit.Reader.begin`, so that its start tag can ask
+        for a call object right after it (``next_chars = "{"``).
+        """
+        self.state = IN_ARRAY
+        self._expect_element = True
+        self._scanner = JsonScanner(keep_text=False)
+        self._scanner.feed("[")
 
     def _open_element(self, at: int, is_object: bool) -> None:
         """An element begins at stream offset ``at`` (an object, or any other value)."""
@@ -264,10 +284,25 @@ class JsonArrayReader(Reader):
                 return element.reader.call.call_index
         return None
 
+    def accepts_end(self) -> bool:
+        """An end marker inside one of the array's JSON strings is content.
+
+        For a format whose array sits between two markers (``<tool_calls>[…]</tool_calls>``,
+        Granite 3.1's ``<tool_call>[…]</tool_call>``): a closing marker written inside a
+        string value does not end the block; anywhere else it does (the block's outcome
+        then says whether the array was whole).
+        """
+        if self.in_string:
+            return False
+        element = self._elements[-1] if self._elements else None
+        return element is None or element.end >= 0 or element.reader.accepts_end()
+
     def finish(self, block: PluginBlock) -> list[ParseEvent]:
         """The block's calls, or an error and its raw text."""
         if self.why:
             return self.malformed_block(self.why, block)
+        if self.end is None:  # a format's end marker came first
+            return self.malformed_block("the array is not closed", block)
         return self.array_outcome(block)
 
     def malformed_block(self, why: str, block: PluginBlock) -> list[ParseEvent]:
@@ -283,6 +318,8 @@ class JsonArrayReader(Reader):
         """Framing around the elements; each element a call, or an error and its text."""
         if self._broken or not self._elements:
             return self.malformed_block(self._broken or "the array is empty", block)
+        if self._elements[-1].end < 0:  # an end marker came before the array's end
+            return self.malformed_block("the array is not closed", block)
         start, raw = block.span[0], block.raw
         out: list[ParseEvent] = []
         pos = start
@@ -300,3 +337,24 @@ def _framing(raw: str, start: int, begin: int, end: int, out: list[ParseEvent]) 
     """``raw[begin:end]`` (offsets absolute, ``raw`` starting at ``start``) as framing."""
     if begin < end:
         out.append(FramingEvent(text=raw[begin - start : end - start], span=(begin, end)))
+
+
+def calls_array(calls: Iterable[tuple[str, Mapping[str, Any]]]) -> str:
+    """The calls as the one JSON array the array formats write after their marker.
+
+    ``", "`` and ``": "`` as chat templates' ``tojson`` writes them; values that are
+    not JSON types (models, enums, paths, dates) are written as their JSON form.
+
+    Example:
+        >>> print(calls_array([("read_file", {"path": "a.py"}), ("now", {})]))
+        [{"name": "read_file", "arguments": {"path": "a.py"}}, {"name": "now", "arguments": {}}]
+    """
+    items = [
+        f'{{"name": {_json(tool_name)}, "arguments": {_json(dict(args))}}}'
+        for tool_name, args in calls
+    ]
+    return f"[{', '.join(items)}]"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(to_jsonable_python(value, by_alias=True), ensure_ascii=False)

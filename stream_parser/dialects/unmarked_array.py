@@ -169,8 +169,10 @@ class UnmarkedArrayReader(JsonArrayReader):
             return self._text(block)
         for reader in self._waiting:
             reader.call.reserve()  # in the order of the elements
-        if self.until_end_tag and not self.why and self.state != AFTER_ARRAY:
-            return self.malformed_block("the block ended before its array did", block)
+        if self.until_end_tag and not self.why:
+            if self.state != AFTER_ARRAY:
+                return self.malformed_block("the block ended before its array did", block)
+            return self.array_outcome(block)  # (the end tag, not the "]", ended the block)
         return super().finish(block)
 
     def unclosed(self, block: PluginBlock) -> list[ParseEvent]:

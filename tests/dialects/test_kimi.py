@@ -21,6 +21,7 @@ from stream_parser import (
     ToolCallStartEvent,
     ToolParamDeltaEvent,
 )
+from stream_parser.core._readers.plugin import PluginReader
 from stream_parser.core.events import FramingEvent
 from stream_parser.dialects import get_dialect
 from stream_parser.dialects.kimi import (
@@ -84,6 +85,16 @@ def kinds(events: list[ParseEvent]) -> list[tuple[object, ...]]:
         elif not isinstance(event, FramingEvent) and event.kind != "thinking_delta":
             out.append(line)
     return out
+
+
+def read_cut(text: str, cuts: list[int], end: ChatDelta | None) -> list[ParseEvent]:
+    """Merged events of ``text``, the same whole, cut at ``cuts`` and one char at a time."""
+    whole = run(factory(), [text], end)
+    bounds = sorted({min(c, len(text)) for c in cuts})
+    chunks = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)], strict=True)]
+    assert run(factory(), chunks, end) == whole
+    assert run(factory(), list(text), end) == whole
+    return whole
 
 
 errors = support.errors
@@ -225,6 +236,84 @@ def test_k2_arguments_stream_as_they_arrive() -> None:
         deltas += [e.delta for e in parser.feed(piece) if isinstance(e, ToolArgumentsDeltaEvent)]
     assert len(deltas) > 3  # in pieces, before the call closed
     assert "".join(deltas) == '{"query": "a b", "tags": ["x"]}'
+
+
+def test_k2_a_section_streams_its_calls_and_ends_them_with_it() -> None:
+    # Each call is announced and its arguments stream while it is written; the calls'
+    # outcomes come with the section's end marker, which tells its stray text apart.
+    text = section(k2("read_file", '{"path": "a"}'), " x ", k2("read_file", '{"path": "b"}', 1))
+    parser = factory()()
+    seen: list[tuple[str, str]] = []
+    for piece in tokens(text):
+        seen += [(piece, e.kind) for e in parser.feed(piece) if e.kind != "tool_arguments_delta"]
+    seen += [("", e.kind) for e in parser.close()]
+    assert [kind for _, kind in seen].count("tool_call_start") == 2
+    assert seen.index(("<|tool_call_argument_begin|>", "tool_call_start")) == 0
+    ended = [piece for piece, kind in seen if kind == "tool_call"]
+    assert ended == ["<|tool_calls_section_end|>"] * 2
+    framing = [e.text for e in events_of(text) if isinstance(e, FramingEvent)]
+    assert framing == ["<|tool_calls_section_begin|>", " x ", "<|tool_calls_section_end|>"]
+
+
+def test_k2_nested_arguments_read_the_same_with_and_without_the_fast_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Outside a string, a nested value's chunks are the scanner's: the call's end marker
+    # must still stop them (the section's block has no end tag of its own).
+    content = "a <|tool_call_end|> <|tool_calls_section_end|> b"
+    nested = '"deep": [[1, 2], {"k": [3]}]'
+    arguments = '{"path": "p", ' + nested + ', "content": ' + json.dumps(content) + "}"
+    good = "go " + section(k2("write_to_file", arguments), "stray") + " after"
+    # A call cut inside a nested list: its end marker ends it there (malformed).
+    cut = section(k2("read_file", '{"path": "a", "x": [1, 2 '), k2("read_file", '{"path": "b"}'))
+    for text, failed in ((good, []), (cut, ["malformed_tool"])):
+        whole = run(factory(), [text])
+        assert errors(whole) == failed and kinds(whole)[-1][0] in ("text", "call")
+        with monkeypatch.context() as patch:
+            patch.setattr(PluginReader, "fast_path", lambda self: (None, None))
+            assert run(factory(), [text]) == whole
+        for size in (1, 2, 3, 5, 8):
+            chunks = [text[i : i + size] for i in range(0, len(text), size)]
+            assert run(factory(), chunks) == whole, size
+
+
+_STRAY = st.lists(
+    st.sampled_from(
+        [" ", "\n", "text", "<", "|", ">", "<|", "|>", "<|tool_call", "_end|>", "<b>", "`"]
+    ),
+    max_size=6,
+).map("".join)
+
+
+@_SOME
+@given(
+    st.lists(st.tuples(_STRAY, st.text(max_size=4)), min_size=1, max_size=3),
+    _STRAY,
+    st.lists(st.integers(min_value=0, max_value=300), max_size=4),
+    st.sampled_from(ENDINGS),
+)
+def test_k2_whatever_a_section_holds_besides_its_calls_is_framing(
+    parts: list[tuple[str, str]], tail: str, cuts: list[int], end: ChatDelta | None
+) -> None:
+    calls = [k2("read_file", json.dumps({"path": path}), i) for i, (_, path) in enumerate(parts)]
+    body = "".join(stray + call for (stray, _), call in zip(parts, calls, strict=True)) + tail
+    text = "Go." + section(body) + "Done."
+    whole = read_cut(text, cuts, end)
+    got = [e.tool_instance for e in whole if isinstance(e, ToolCallEvent)]
+    assert got == [ReadFile(path=path) for _, path in parts]
+    assert "".join(e.text for e in whole if e.kind == "text") == "Go.Done."  # type: ignore[attr-defined]
+    framing = "".join(e.text for e in whole if isinstance(e, FramingEvent))
+    assert framing == section("".join(stray for stray, _ in parts) + tail)
+
+
+def test_k2_a_section_past_max_tool_size_runs_nothing_of_what_it_read() -> None:
+    # The section is one block: its calls count together.  What follows the cut is read
+    # as ordinary input, so a call written whole after it still runs.
+    big = k2("write_to_file", json.dumps({"path": "f", "content": "x" * 300}), 1)
+    text = section(k2("read_file", '{"path": "a"}'), big, k2("read_file", '{"path": "b"}', 2))
+    events = events_of(text, max_tool_size=200)
+    assert errors(events) == ["tool_too_large"]
+    assert support.calls(events) == [("read_file", ReadFile(path="b"))]
 
 
 # --- K3 ---------------------------------------------------------------------------------
@@ -495,10 +584,6 @@ def test_calls_among_prose(
         for prose, variant, path in parts
     )
     text += tail
-    whole = run(factory(), [text], end)
-    bounds = sorted({min(c, len(text)) for c in cuts})
-    chunks = [text[a:b] for a, b in zip([0, *bounds], [*bounds, len(text)], strict=True)]
-    assert run(factory(), chunks, end) == whole
-    assert run(factory(), list(text), end) == whole
+    whole = read_cut(text, cuts, end)
     got = [e.tool_instance for e in whole if isinstance(e, ToolCallEvent)]
     assert got == [ReadFile(path=path) for _, _, path in parts]

@@ -25,12 +25,17 @@ the prompt, so a reply may start inside reasoning and show only the closing tag.
 Theory of operation
 -------------------
 
-Three plugins read a reply (:meth:`KimiDialect.make_plugin`):
+Five plugins read a reply (:meth:`KimiDialect.make_plugin`):
 
-* :class:`KimiK2Plugin` reads one K2 call, from ``<|tool_call_begin|>`` to
-  ``<|tool_call_end|>``, with :class:`KimiK2Reader`: the header up to
-  ``<|tool_call_argument_begin|>`` (bounded) names the tool, which is then announced
-  (:class:`~stream_parser.core.events.ToolCallStartEvent` with the header as
+* :class:`KimiK2SectionPlugin` reads a K2 section whole (``<|tool_calls_section_begin|>``
+  to ``<|tool_calls_section_end|>``, either spelling) with :class:`KimiK2SectionReader`:
+  each call inside with a :class:`KimiK2Reader` of its own, and whatever else the
+  section holds (whitespace, stray text between its markers) as framing.  The calls'
+  outcomes come when the section ends.  See :mod:`.section`.
+* :class:`KimiK2Plugin` reads one K2 call written without its section, from
+  ``<|tool_call_begin|>`` to ``<|tool_call_end|>``, with :class:`KimiK2Reader`: the
+  header up to ``<|tool_call_argument_begin|>`` (bounded) names the tool, which is then
+  announced (:class:`~stream_parser.core.events.ToolCallStartEvent` with the header as
   ``call_id``); the arguments follow the core's
   :class:`~stream_parser.core.kit.JsonScanner` and stream verbatim as
   :class:`~stream_parser.core.events.ToolArgumentsDeltaEvent`\ s.  A
@@ -44,9 +49,11 @@ Three plugins read a reply (:meth:`KimiDialect.make_plugin`):
   holding all arguments as JSON (streamed as arguments deltas).  The reader holds back
   only what may be the start of a marker (a few characters), or a header (at most
   :data:`MAX_HEADER` characters): linear time.
-* :class:`KimiFramingPlugin` reads the markup around calls and replies
-  (``<|tool_calls_section_begin|>``, ``<|open|>tools<|sep|>``,
-  ``<|close|>response<|sep|>``, ``<|close|>message<|sep|>``, ``<|im_end|>``...) as
+* :class:`KimiK3SectionPlugin` reads K3's ``<|open|>tools<|sep|>`` as framing (a cut
+  call when the reply ends right after it).
+* :class:`KimiFramingPlugin` reads the rest of the markup around calls and replies
+  (``<|close|>tools<|sep|>``, ``<|close|>response<|sep|>``, ``<|close|>message<|sep|>``,
+  ``<|im_end|>``, a K2 section end that no opener came before...) as
   :class:`~stream_parser.core.events.FramingEvent`\ s: they tile the input but are
   never text.
 
@@ -86,7 +93,12 @@ from .markers import (
     SEP,
     k2_tool_name,
 )
-from .section import SECTION_OPENERS, KimiSectionPlugin
+from .section import (
+    SECTION_OPENERS,
+    KimiK2SectionPlugin,
+    KimiK2SectionReader,
+    KimiK3SectionPlugin,
+)
 
 __all__ = [
     "CALL_END",
@@ -101,8 +113,10 @@ __all__ = [
     "KimiK2Plugin",
     "KimiK2Reader",
     "KimiK3Plugin",
+    "KimiK2SectionPlugin",
+    "KimiK2SectionReader",
     "KimiK3Reader",
-    "KimiSectionPlugin",
+    "KimiK3SectionPlugin",
     "SECTION_OPENERS",
     "format_k2_call",
     "format_k3_call",
@@ -118,11 +132,10 @@ class KimiFramingPlugin(ParsePlugin):
     """
 
     name = "kimi_framing"
-    # A section's opener is KimiSectionPlugin's: a cut call when nothing follows it.
+    # A section's opener is a section plugin's (KimiK2SectionPlugin, KimiK3SectionPlugin).
     start_tags = tuple(t for t in K2_FRAMING_TAGS + K3_FRAMING_TAGS if t not in SECTION_OPENERS)
     is_framing = True
-    # K3's response channel ends its think channel, as the sections' openers do
-    # (KimiSectionPlugin).
+    # K3's response channel ends its think channel, as the sections' openers do.
     ends_reasoning = "^"
     reasoning_tags = (OPEN + "response" + SEP,)
 
@@ -173,8 +186,14 @@ class KimiDialect(Dialect):
         self.variant = variant
 
     def make_plugin(self, names: tuple[str, ...]) -> list[ParsePlugin]:
-        """The K2 and K3 call plugins, the sections' opener and the framing plugin."""
-        return [KimiK2Plugin(), KimiK3Plugin(), KimiSectionPlugin(), KimiFramingPlugin()]
+        """The K2 section and call plugins, K3's call and tools channel, the framing."""
+        return [
+            KimiK2SectionPlugin(),
+            KimiK2Plugin(),
+            KimiK3Plugin(),
+            KimiK3SectionPlugin(),
+            KimiFramingPlugin(),
+        ]
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write the call as the chat template of :attr:`variant` renders it.

@@ -22,6 +22,13 @@ SECTION_BEGIN: Final = "<|tool_calls_section_begin|>"
 SECTION_END: Final = "<|tool_calls_section_end|>"
 
 
+# The singular spelling: some K2 checkpoints and servers write it.
+SECTION_BEGIN_SINGULAR: Final = "<|tool_call_section_begin|>"
+
+
+SECTION_END_SINGULAR: Final = "<|tool_call_section_end|>"
+
+
 CALL_BEGIN: Final = "<|tool_call_begin|>"
 
 
@@ -74,14 +81,14 @@ _K3_RUN_STOP: Final = "<"
 K2_FRAMING_TAGS: Final = (
     SECTION_BEGIN,
     SECTION_END,
-    # The singular spelling: some K2 checkpoints and servers write it.
-    "<|tool_call_section_begin|>",
-    "<|tool_call_section_end|>",
+    SECTION_BEGIN_SINGULAR,
+    SECTION_END_SINGULAR,
     "<|im_end|>",
 )
 """K2 markup that is neither text nor a call: the tool-call section and the end of turn.
 
-The section's opener is read by ``KimiSectionPlugin`` (a cut call when nothing follows it).
+A section is read whole, its calls included, by ``KimiK2SectionPlugin``; an end marker
+that no opener came before is framing by itself.
 """
 
 
@@ -95,7 +102,7 @@ K3_FRAMING_TAGS: Final = (
 )
 """K3 channel markup around the reply's text and calls, and the end of the message.
 
-``<|open|>tools<|sep|>`` is read by ``KimiSectionPlugin`` (a cut call when nothing follows it).
+``<|open|>tools<|sep|>`` is read by ``KimiK3SectionPlugin`` (a cut call when nothing follows it).
 """
 
 
