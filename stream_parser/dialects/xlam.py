@@ -39,16 +39,13 @@ framing with a notice, after which a bare array still opens the reply.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
-
-from pydantic_core import to_jsonable_python
 
 from ..core.kit import ParsePlugin, ReaderPlugin, ThinkingFormat, register
 from ..prompts.text import Templates, say
 from ._base import Dialect
-from .json_array import JsonArrayReader
+from .json_array import JsonArrayReader, calls_array
 from .llama import LlamaEndMarkers
 from .unmarked_array import BareArrayPlugin, UnmarkedArrayReader
 
@@ -164,11 +161,6 @@ class XlamEndMarkers(LlamaEndMarkers):
     start_tags: tuple[str, ...] = END_MARKERS  # type: ignore[assignment]
 
 
-def _json(value: Any) -> str:
-    """A value as the template's ``tojson`` writes it (``", "`` and ``": "``)."""
-    return json.dumps(to_jsonable_python(value, by_alias=True), ensure_ascii=False)
-
-
 class XlamDialect(Dialect):
     """``[{"name": NAME, "arguments": {...}}, ...]``, the whole reply (Salesforce xLAM-2).
 
@@ -203,11 +195,7 @@ class XlamDialect(Dialect):
 
     def format_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
         """Write several calls as the one array the template renders."""
-        items = [
-            f'{{"name": {_json(tool_name)}, "arguments": {_json(dict(args))}}}'
-            for tool_name, args in calls
-        ]
-        return f"[{', '.join(items)}]"
+        return calls_array(calls)
 
     def _instructions(self) -> str:
         return "xlam_instructions"
