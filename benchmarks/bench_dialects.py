@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +37,26 @@ import pytest
 from benchmarks.workload import TOOLS  # the XML benchmark's tool models
 from stream_parser import ParserConfig, StreamToolParser, ToolCallEvent
 from stream_parser.dialects import DIALECTS, get_dialect
+from stream_parser.dialects.mistral import MistralDialect
 
 SIZES = {"10KB": 10_000, "100KB": 100_000}
 REPLY_START_ONLY = frozenset({"llama"})
 """Dialects whose calls are read only at the start of a reply (llama's bare JSON)."""
+LAYOUTS: dict[str, tuple[str, Callable[[str, dict[str, Any]], str]]] = {
+    "mistral_v3": ("mistral", lambda name, args: MistralDialect().format_calls_v3([(name, args)])),
+}
+"""Rows for a dialect's other layout: row name -> (dialect, writer of one call).
+
+``mistral`` writes its calls in v11's layout; ``mistral_v3`` reads the same reply written
+as v3's one-element arrays (``[TOOL_CALLS] [{...}]``), which go through the shared array
+reader."""
+ROWS = sorted([*DIALECTS, *LAYOUTS])
+"""Every row: each dialect, and each other layout."""
+
+
+def _dialect(row: str) -> str:
+    """The dialect a benchmark row parses with."""
+    return LAYOUTS[row][0] if row in LAYOUTS else row
 
 
 def _module(size: int) -> str:
@@ -64,8 +81,8 @@ def _module(size: int) -> str:
 
 
 def build_reply(dialect: str, size: int) -> str:
-    """The benchmark reply of about ``size`` characters, its calls in ``dialect``."""
-    fmt = get_dialect(dialect).format_call
+    """The benchmark reply of about ``size`` characters, its calls in ``dialect`` (a row)."""
+    fmt = LAYOUTS[dialect][1] if dialect in LAYOUTS else get_dialect(dialect).format_call
     if dialect in REPLY_START_ONLY:
         # Its calls count only at the start of the reply (after reasoning): no prose first.
         return "<think>The template breaks on names with '&'; read it, fix it.</think>" + "\n".join(
@@ -102,9 +119,9 @@ def cut_chunks(text: str, seed: int = 5) -> list[str]:
 
 
 def parse(dialect: str, chunks: list[str]) -> int:
-    """Feed every chunk and close; return how many tool calls were found."""
+    """Feed every chunk and close; return how many tool calls were found (``dialect``: a row)."""
     # Room for the 1 MB file body (escaped in JSON dialects): the default limit is 1 MiB.
-    config = ParserConfig(dialect=dialect, max_tool_size=8 * 1024 * 1024)
+    config = ParserConfig(dialect=_dialect(dialect), max_tool_size=8 * 1024 * 1024)
     parser = StreamToolParser(TOOLS, config=config)
     calls = 0
     for chunk in chunks:
@@ -116,7 +133,7 @@ def parse(dialect: str, chunks: list[str]) -> int:
 
 
 @pytest.mark.parametrize("size", list(SIZES), ids=list(SIZES))
-@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+@pytest.mark.parametrize("dialect", ROWS)
 def test_parse_reply(benchmark: Any, dialect: str, size: str) -> None:
     chunks = cut_chunks(build_reply(dialect, SIZES[size]))
     benchmark.group = f"dialects-{size}"
@@ -130,8 +147,8 @@ def profile(dialect: str, size: int = 1_000_000, top: int = 25) -> int:
     import cProfile
     import pstats
 
-    if dialect not in DIALECTS:
-        raise SystemExit(f"unknown dialect {dialect!r} (known: {', '.join(sorted(DIALECTS))})")
+    if dialect not in ROWS:
+        raise SystemExit(f"unknown dialect {dialect!r} (known: {', '.join(ROWS)})")
     chunks = cut_chunks(build_reply(dialect, size))
     profiler = cProfile.Profile()
     profiler.enable()
@@ -150,7 +167,9 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description="µs per chunk of each dialect's reader")
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (median kept)")
-    parser.add_argument("--dialects", default=",".join(sorted(DIALECTS)), help="comma-separated")
+    parser.add_argument(
+        "--dialects", default=",".join(ROWS), help="comma-separated (rows: dialects, layouts)"
+    )
     parser.add_argument(
         "--sizes",
         default="100KB,1MB",

@@ -280,6 +280,12 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
         "seed_oss",
         _patterns((1950, r"seed~oss", ("<seed:think>", "</seed:think>"), False)),
     ),
+    # Granite 3.x (not granite-20b-functioncalling, which writes another format, nor the
+    # guardian and embedding models).  3.2 and 3.3 reason only with thinking=True.
+    "granite": (
+        "granite",
+        _patterns((1940, r"granite~3(?![0-9])(?!.*(?:guardian|embedding))", _THINK, False)),
+    ),
     "qwen3_coder": (
         "qwen3_coder",
         _patterns(
@@ -297,6 +303,8 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
             (1300, r"qwen3", _THINK, False),
             (1200, r"qwen~2", None, False),
             (1100, r"hermes~4", _THINK, False),
+            # Granite 4 writes hermes' <tool_call>{...}</tool_call> blocks.
+            (1050, r"granite~4(?![0-9])(?!.*(?:guardian|embedding))", None, False),
             (1000, r"hermes~(?:2~pro|3)", None, False),
         ),
     ),

@@ -79,7 +79,11 @@ class LinePlugins:
         self.plugins.append(plugin)
 
     def reset(self) -> None:
-        """Forget the stream: a new reply starts."""
+        """Forget the stream: a new reply starts, and each plugin with a ``reset()`` is told."""
+        for plugin in self.plugins:
+            reset = getattr(plugin, "reset", None)
+            if callable(reset):
+                reset()
         self._at = 0  # the end offset of the text read so far
         # The current line: its pieces, its start offset (-1: nothing held), its size.
         self._line: list[str] = []
@@ -149,23 +153,26 @@ class LinePlugins:
         self._clear_line()
         self._long = True
         if self._owner is not None:
-            block = "".join(self._block)
-            self._owner = None
-            self._block = []
-            self._block_size = 0
-            out.append(
-                ParseErrorEvent(
-                    error_type=ErrorType.BLOCK_TOO_LARGE.value,
-                    message="a plugin's block is longer than max_tool_size; "
-                    "it is delivered as text",
-                    context=block[:200],
-                    # Where the bound was passed: the same however the stream was cut.
-                    span=(self._block_start, self._block_start + self.max_size),
-                )
-            )
-            out.append(_text(block, self._block_start))
+            self._drop_block(out)
         out.append(_text(line, line_start))
         self._release(out)
+
+    def _drop_block(self, out: list[ParseEvent]) -> None:
+        """The open block grew past ``max_tool_size``: an error, then the block as text."""
+        block = "".join(self._block)
+        self._owner = None
+        self._block = []
+        self._block_size = 0
+        out.append(
+            ParseErrorEvent(
+                error_type=ErrorType.BLOCK_TOO_LARGE.value,
+                message="a plugin's block is longer than max_tool_size; it is delivered as text",
+                context=block[:200],
+                # Where the bound was passed: the same however the stream was cut.
+                span=(self._block_start, self._block_start + self.max_size),
+            )
+        )
+        out.append(_text(block, self._block_start))
 
     def _clear_line(self) -> None:
         self._line = []
@@ -202,6 +209,10 @@ class LinePlugins:
         else:
             self._block += (line, "\n")
             self._block_size += len(line) + 1
+            if self._block_size > self.max_size:
+                # (Empty lines grow the block too, and never pass through _add.)
+                self._drop_block(out)
+                self._release(out)
 
     def _end_text(self, out: list[ParseEvent]) -> None:
         """The text ends (a block of the parser's own, or the end of the stream)."""

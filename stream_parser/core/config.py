@@ -85,8 +85,10 @@ class ParserConfig:
             pattern matches in full; ``r"<([a-zA-Z0-9_]+)>"`` matches every name.  A block
             must still be shaped like a call, so HTML and prose never count.  The
             pattern is tried on each such start tag once (at most 67 characters),
-            never on the stream: any pattern keeps the parser linear and holds nothing
-            back.  Stored compiled.
+            never on the stream: the parser stays linear in the stream and holds
+            nothing back.  What one try costs is the pattern's own: a pattern that
+            backtracks badly (``(a|a)*Z`` on a long name) can take seconds on one tag, so keep it
+            plain.  Stored compiled.
         native_tools: the tools also go to the model as native function definitions
             (OpenAI ``tools``), and their calls may come back as native calls
             (``delta.tool_calls``).  A tool whose name a configured dialect cannot carry

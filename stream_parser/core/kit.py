@@ -406,7 +406,10 @@ class Reader:
         self.handlers: dict[int, StateHandler] = {}
         self.why = ""
         self.end: int | None = None
-        self._hold = ""
+        # The text held undecided at the end of the content fed so far.  Read it here (an
+        # attribute, not a property: fast paths read it on every chunk); change it only
+        # through hold(), take_hold() and drop_hold(), which keep its offset with it.
+        self.held = ""
         self._hold_start = 0
         # The content fed so far ends with a value's closing marker and whitespace: the
         # block's end marker, if it comes next, closes the value and the call.
@@ -416,11 +419,6 @@ class Reader:
     def error_index(self) -> int | None:
         """The ``call_index`` for the block's error events: set once it was announced."""
         return self.call.call_index if self.announced else None
-
-    @property
-    def held(self) -> str:
-        """The text held undecided at the end of the content fed so far."""
-        return self._hold
 
     def take_hold(self, data: str, start: int) -> tuple[str, int]:
         """What is held, then ``data`` (at stream offset ``start``); the hold is emptied.
@@ -436,10 +434,10 @@ class Reader:
             >>> reader.take_hold("_value>", 15), reader.held
             (('</arg_value>', 10), '')
         """
-        held = self._hold
+        held = self.held
         if not held:
             return data, start
-        self._hold = ""
+        self.held = ""
         return held + data, self._hold_start
 
     def hold(self, text: str, start: int) -> None:
@@ -449,12 +447,12 @@ class Reader:
         (:meth:`fast_path`) that reads a chunk on its own holds the start of a marker
         cut by the chunk's end here, so that the next :meth:`feed` reads it first.
         """
-        self._hold = text
+        self.held = text
         self._hold_start = start
 
     def drop_hold(self) -> None:
         """Forget what is held: the block's end decided it (a value closed by the end)."""
-        self._hold = ""
+        self.held = ""
 
     def feed(self, data: str, start: int, out: list[ParseEvent]) -> None:
         """Run the state table over the hold and ``data``; hold what is still undecided.
@@ -474,7 +472,7 @@ class Reader:
             pos, done = handlers[self.state](buf, pos, base, out)
         if self.state == malformed or self.end is not None:
             pos = n  # nothing more of this block is read
-        self._hold = buf[pos:]
+        self.held = buf[pos:]
         self._hold_start = base + pos
 
     def begin(self, tag: str, span: Span, out: list[ParseEvent]) -> None:

@@ -180,7 +180,11 @@ class ParseStateManager:
         return None if owner is None else owner.current_tool_name()
 
     def reset(self) -> None:
-        """Back to ``TEXT``; a parser's manager resets the parser (a new reply starts)."""
+        """Back to ``TEXT``; a parser's manager resets the parser (:meth:`StreamToolParser.reset`).
+
+        A parser's reply then starts where its configuration says: in ``THINKING`` when
+        it starts inside reasoning (``start_in_thinking``), else in ``TEXT``.
+        """
         owner = self._owner
         if owner is None:
             self.current_state = ParseState.TEXT

@@ -151,6 +151,7 @@ _LAZY = {
     "Gemma4Dialect": "gemma4",
     "GlmDialect": "glm",
     "GptOssDialect": "gpt_oss",
+    "GraniteDialect": "granite",
     "HermesDialect": "hermes",
     "KimiDialect": "kimi",
     "LlamaDialect": "llama",

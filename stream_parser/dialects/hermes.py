@@ -95,6 +95,7 @@ class HermesReader(Reader):
         # the chunks the scanner takes whole, armed while the arguments stream as deltas.
         self._deltas = call.emit_deltas
         self._run = ValueRun(scanner=self._scanner, arguments=True)
+        self._json_end = -1  # where the object ended, in the content fed (see json_end)
 
     # --- what has been read ------------------------------------------------------------
 
@@ -118,6 +119,25 @@ class HermesReader(Reader):
     def scanner(self) -> JsonScanner:
         """The scanner that follows the block's JSON (read it; do not feed it)."""
         return self._scanner
+
+    @property
+    def json_end(self) -> int:
+        """Where the JSON object ended (just after its ``}``), or -1 while it goes on.
+
+        An offset into all the content fed so far.  A reader that holds the object among
+        other text (an element of an array) learns from it where the object stops.
+
+        Example:
+            >>> from stream_parser.core.config import ParserConfig
+            >>> reader = HermesReader(CallContext.of({}, ParserConfig(), 0))
+            >>> reader.feed('{"name": "f", "a', 0, [])
+            >>> reader.json_end
+            -1
+            >>> reader.feed('rguments": {}}, {"name"', 16, [])
+            >>> reader.json_end
+            30
+        """
+        return self._json_end
 
     @property
     def is_call_shaped(self) -> bool:
@@ -167,6 +187,7 @@ class HermesReader(Reader):
                     return
             elif kind == "end":
                 self._following = False
+                self._json_end = mark.end
         n = len(data)
         if self._capture == 1 and capture_from < n:
             self._arguments(data, capture_from, n, start, out)

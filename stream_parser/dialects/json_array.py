@@ -9,7 +9,17 @@ element is followed by a :class:`~stream_parser.dialects.hermes.HermesReader` of
 commas found with the kit's ``JsonScanner`` (a comma counts only at the array's level,
 outside strings).  The block ends just after the ``]`` (or the lone object's ``}``):
 the reader sets :attr:`~stream_parser.core.kit.Reader.end` and the text after it is read
-as ordinary input.  The outcome is the framing between elements and, per element, a
+as ordinary input.
+
+While an element that is an object is open, its own reader's scanner says where it ends
+(:attr:`~stream_parser.dialects.hermes.HermesReader.json_end`) and the array's scanner
+rests: it takes up again after the element, in the state any element leaves it in.  So
+the long part of a call, its arguments, is read once, by the element's reader, and the
+block's fast path (:meth:`JsonArrayReader.fast_path`) is the element's: the core streams
+the chunks its scanner takes whole.  The few characters between elements (whitespace,
+the commas) go the ordinary way.
+
+The outcome is the framing between elements and, per element, a
 call or an error with its raw text; a broken array (an empty element, a trailing comma)
 is one error with the whole block's raw text.  A format reads its own markers around the
 array, and subclasses for a layout of its own (:meth:`JsonArrayReader.lead_other`).
@@ -21,7 +31,15 @@ import dataclasses
 from typing import ClassVar, Final
 
 from ..core.events import ErrorType, FramingEvent, ParseEvent
-from ..core.kit import CallContext, JsonScanner, PluginBlock, Reader, failure
+from ..core.kit import (
+    CallContext,
+    FastData,
+    JsonScanner,
+    PluginBlock,
+    Reader,
+    ValueRun,
+    failure,
+)
 from .hermes import HermesReader
 
 __all__ = ["ARRAY_LEAD", "IN_ARRAY", "IN_OBJECT", "JsonArrayReader", "json_end_in"]
@@ -34,6 +52,18 @@ IN_OBJECT: Final = 2
 """The state inside a lone call object (no array around it)."""
 
 _WS: Final = " \t\r\n"
+
+
+def _after_element() -> JsonScanner:
+    """A scanner of the array as any element leaves it: at its level, a comma expected.
+
+    The array's scanner rests while an object element is read by the element's own
+    reader; this one takes up after it.  What it finds (the array's commas and its end)
+    depends on nothing that came before.
+    """
+    scanner = JsonScanner(keep_text=False)
+    scanner.feed("[{}")
+    return scanner
 
 
 def json_end_in(scanner: JsonScanner, piece: str) -> int:
@@ -76,6 +106,9 @@ class JsonArrayReader(Reader):
         self._elements: list[_Element] = []
         self._broken = ""  # why the array's structure is broken
         self._expect_element = False
+        # The reader of the object element being read, until the object ends: its own
+        # scanner finds the end (the array's rests), and its fast path is the block's.
+        self._inside: HermesReader | None = None
 
     # --- streaming -----------------------------------------------------------------------
 
@@ -92,8 +125,7 @@ class JsonArrayReader(Reader):
             return i + 1, False
         if c == "{":
             self.state = IN_OBJECT
-            self._scanner = JsonScanner(keep_text=False)  # it sees the "{" itself
-            self._open_element(base + i)
+            self._open_element(base + i, is_object=True)
             return i, False  # the element reader sees its "{"
         return self.lead_other(data, i, base, out)
 
@@ -106,10 +138,12 @@ class JsonArrayReader(Reader):
         self.end = base + i
         return self.malformed("the calls must be a JSON array")
 
-    def _open_element(self, at: int) -> None:
-        call = CallContext(self.call.plugin)
-        self._elements.append(_Element(HermesReader(call), at))
+    def _open_element(self, at: int, is_object: bool) -> None:
+        """An element begins at stream offset ``at`` (an object, or any other value)."""
+        reader = HermesReader(CallContext(self.call.plugin))
+        self._elements.append(_Element(reader, at))
         self._expect_element = False
+        self._inside = reader if is_object else None
 
     def _array(self, data: str, i: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         """Inside the array (or a lone call object): elements, commas, the end."""
@@ -123,11 +157,24 @@ class JsonArrayReader(Reader):
                     self.end = base + i + 1
                     return i + 1, True
                 return i + 1, False
-            self._open_element(base + i)
+            self._open_element(base + i, is_object=data[i] == "{")
         element = self._elements[-1] if self._elements else None
+        inside = self._inside
+        if inside is not None and element is not None:
+            # An object element: its reader's scanner finds where it ends.  (What follows
+            # the object in the piece is fed too; the reader no longer follows it.)
+            inside.feed(data[i:], base + i, out)
+            if inside.json_end < 0:
+                return len(data), False
+            self._inside = None
+            k = element.start + inside.json_end - base  # just after the object
+            if self.state == IN_OBJECT:  # a lone call object: the block ends with it
+                element.end = self.end = base + k
+                return k, True
+            # The rest of the element (whitespace, or stray text) up to its comma.
+            self._scanner = _after_element()
+            i = k
         k, event = self._scan(data, i)
-        if self.state == IN_OBJECT and event:
-            k += 1  # the element's own closing brace
         if element is not None and element.end < 0:
             element.reader.feed(data[i:k], base + i, out)
         if not event:
@@ -137,23 +184,18 @@ class JsonArrayReader(Reader):
         if event == ",":
             self._expect_element = True
             return k + 1, False
-        if self.state == IN_ARRAY:
-            k += 1  # the "]"
-        self.end = base + k
-        return k, True
+        self.end = base + k + 1  # just after the "]"
+        return k + 1, True
 
     def _scan(self, data: str, i: int) -> tuple[int, str]:
         """Follow ``data`` from ``i`` to the end of an element; return where and how.
 
-        ``"close"``: the bracket at the returned index closed the array (or the lone call
-        object); ``","``: the comma at the returned index ends an element of the array;
+        ``"close"``: the bracket at the returned index closed the array; ``","``: the comma
+        at the returned index ends an element of the array;
         ``""``: the data ran out (index ``len(data)``).
         """
         scanner = self._scanner
         n = len(data)
-        if self.state == IN_OBJECT:
-            end = json_end_in(scanner, data[i:])
-            return (n, "") if end < 0 else (i + end - 1, "close")
         while i < n:
             # The scanner reports where the array ends but not its commas: feed it up to
             # each comma, and see whether the comma left it at the array's own level.
@@ -166,6 +208,18 @@ class JsonArrayReader(Reader):
                 return comma, ","
             i = stop
         return n, ""
+
+    def fast_path(self) -> FastData | None:
+        """Inside an object element, the element reader's fast path (between, none)."""
+        inside = self._inside
+        if inside is None or self.held:
+            return None
+        return inside.fast_path()
+
+    def value_run(self) -> ValueRun | None:
+        """The open element's arguments, which the core streams while its scanner skips."""
+        inside = self._inside
+        return None if inside is None else inside.value_run()
 
     # --- outcomes ------------------------------------------------------------------------
 

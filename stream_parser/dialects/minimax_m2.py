@@ -16,7 +16,8 @@ Theory of operation.  The shape is DeepSeek's DSML without its ``string=`` attri
 MiniMax's tag names (:data:`MINIMAX_MARKUP`): a ``</parameter>`` closes a value only
 when a tag of the format follows it (whitespace aside), so a value that mentions the
 markup is read whole; a tag cut between pieces is held until it can be decided; a call
-whose ``</invoke>`` is missing runs when the block's end follows.  The name may be in
+whose ``</invoke>`` is missing runs when the block's end tag follows (at the
+stream's end it is cut: another parameter may have been coming).  The name may be in
 double or single quotes.  Each value loses its framing, one newline after its opening
 tag and one before ``</parameter>``, and nothing else; then the field's type decides:
 a string field takes the text as written, any other field reads it as JSON (``null``

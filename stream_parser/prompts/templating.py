@@ -61,6 +61,7 @@ TEMPLATE_NAMES: Final = (
     "function_user",
     "gemma4_instructions",
     "glm_instructions",
+    "granite_instructions",
     "gpt_oss_instructions",
     "hermes_instructions",
     "images_note",

@@ -158,6 +158,19 @@ def test_a_long_line_is_text_and_a_long_block_an_error() -> None:
     assert summary(events) == [("error", "block_too_large"), ("text", block)]
 
 
+@pytest.mark.parametrize("line", ["", "b", "bb"])
+@pytest.mark.parametrize("tail", ["", "rest"])
+def test_a_block_of_short_lines_is_bounded_too(line: str, tail: str) -> None:
+    # Empty lines grow the block as much as any: it is dropped once past the bound, and
+    # not held to the end of the stream.
+    plugin = Recorder(result=[CodeBlockEvent(code="x")])
+    text = "!!\n" + (line + "\n") * 40 + tail
+    events = assert_all_splittings(lambda: with_plugins(plugin, max_tool_size=30), text)
+    assert summary(events) == [("error", "block_too_large"), ("text", text)]
+    error = next(e for e in events if e.kind == "error")
+    assert error.span == (0, 30)
+
+
 def test_process_must_give_events() -> None:
     parser = with_plugins(Recorder(result=["not an event"]))  # type: ignore[list-item]
     parser.feed("!!\n")
@@ -165,11 +178,19 @@ def test_process_must_give_events() -> None:
         parser.close()
 
 
-def test_reset_forgets_the_held_line() -> None:
-    parser = with_plugins(Recorder())
+def test_reset_forgets_the_held_line_and_tells_the_plugins() -> None:
+    class Counting(Recorder):
+        resets = 0
+
+        def reset(self) -> None:
+            self.resets += 1
+
+    counting, plain = Counting(), Recorder()  # (a plugin without reset() is fine too)
+    parser = with_plugins(counting, plain, FencePlugin())
     parser.feed("held")
     parser.reset()
     assert parser.feed("new\n") == [TextOutputEvent(text="new\n", span=(0, 4))]
+    assert counting.resets == 1
 
 
 @pytest.mark.parametrize("text", [FENCED[0], "x\n!! open\nbody\n!! close\ny"])

@@ -319,17 +319,18 @@ def test_a_call_cut_by_the_end_of_the_stream_never_runs() -> None:
             assert ran == expected, (text, finish)
 
 
-def test_a_dsml_call_whose_arguments_are_complete_runs_when_the_stream_ends() -> None:
-    text = section(dsml("read_file", ("path", "a", "true"))).removesuffix(
-        "\n</｜DSML｜invoke>\n</｜DSML｜function_calls>"
-    )
-    assert outcome(read(text)) == [("call", ReadFile(path="a"))]
-    # ... but not when the stream was cut (finish_reason "length"): it might go on.
-    parser = factory()()
-    events = parser.feed(text) + parser.feed_delta(ChatDelta(finish_reason="length"))
-    events += parser.close()
-    assert "unclosed_tool" in [e.error_type for e in events if isinstance(e, ParseErrorEvent)]
-    assert not any(isinstance(e, ToolCallEvent) for e in events)
+def test_a_dsml_call_without_its_invoke_close_runs_only_when_the_section_ends() -> None:
+    call = section(dsml("read_file", ("path", "a", "true")))
+    closed = call.replace("\n</｜DSML｜invoke>", "")
+    assert outcome(read(closed)) == [("call", ReadFile(path="a"))]
+    # At the stream's end another parameter may have been coming: a list of parameters
+    # does not end by itself, so the call is cut, however the stream ended.
+    text = closed.removesuffix("\n</｜DSML｜function_calls>")
+    assert ("error", "unclosed_tool") in outcome(read(text))
+    for end in ENDINGS:
+        events = assert_all_splittings(factory(), text, end=end)
+        assert "unclosed_tool" in [e.error_type for e in events if isinstance(e, ParseErrorEvent)]
+        assert not any(isinstance(e, ToolCallEvent) for e in events)
 
 
 def test_too_large_section_is_text() -> None:

@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from stream_parser import ParserConfig, StreamToolParser
 from stream_parser.core._readers.plugin import PluginReader
 from stream_parser.dialects import DIALECTS, get_dialect
+from stream_parser.dialects.granite import GraniteDialect
+from stream_parser.dialects.mistral import MistralDialect
 from stream_parser.testing.fixtures import ExecuteCommand, ReadFile, WriteToFile
 from tests.helpers import run
 
@@ -49,26 +51,52 @@ PIECES = [
 ]
 
 
-def _reply(dialect: str, content: str) -> str:
-    fmt = get_dialect(dialect).format_call
-    calls = [
-        fmt("read_file", {"path": "src/a.py"}),
-        fmt("write_to_file", {"path": "src/a.py", "content": content}),
-        fmt("execute_command", {"command": 'echo "done" \\ ok'}),
+Call = tuple[str, dict[str, Any]]
+
+# A dialect's other layouts, as rows beside the dialects: row -> (dialect, the writer of
+# the reply's calls).  Mistral's v3 arrays (a call each, or all in one), Granite's calls
+# all in one array: the shared array reader, its elements one after the other.
+LAYOUTS: dict[str, tuple[str, Any]] = {
+    "mistral_v3": (
+        "mistral",
+        lambda calls: "\nThen:\n".join(MistralDialect().format_calls_v3([c]) for c in calls),
+    ),
+    "mistral_v3_one_array": ("mistral", MistralDialect().format_calls_v3),
+    "granite_one_array": ("granite", GraniteDialect().format_calls),
+}
+ROWS = sorted([*DIALECTS, *LAYOUTS])
+
+
+def _dialect(row: str) -> str:
+    return LAYOUTS[row][0] if row in LAYOUTS else row
+
+
+def _write(row: str, calls: list[Call]) -> str:
+    """The calls as the row writes them."""
+    if row in LAYOUTS:
+        return str(LAYOUTS[row][1](calls))
+    fmt = get_dialect(row).format_call
+    return "\nThen:\n".join(fmt(name, args) for name, args in calls)
+
+
+def _reply(row: str, content: str) -> str:
+    calls: list[Call] = [
+        ("read_file", {"path": "src/a.py"}),
+        ("write_to_file", {"path": "src/a.py", "content": content}),
+        ("execute_command", {"command": 'echo "done" \\ ok'}),
     ]
     # Reasoning first: some formats' replies start inside it.
-    if dialect == "llama":  # its calls are read only at the start of the reply
-        return "<think>ok</think>" + calls[1]
-    return "<think>ok</think>Some prose first.\n" + "\nThen:\n".join(calls) + "\nDone."
+    if row == "llama":  # its calls are read only at the start of the reply
+        return "<think>ok</think>" + _write(row, calls[1:2])
+    return "<think>ok</think>Some prose first.\n" + _write(row, calls) + "\nDone."
 
 
-def _writable(dialect: str) -> list[int]:
+def _writable(row: str) -> list[int]:
     """The pieces that the dialect can write in a value (some formats cannot hold all)."""
-    fmt = get_dialect(dialect).format_call
     ok = []
     for i, piece in enumerate(PIECES):
         try:
-            fmt("write_to_file", {"path": "a", "content": f"x{piece}y"})
+            _write(row, [("write_to_file", {"path": "a", "content": f"x{piece}y"})])
         except ValueError:
             continue
         ok.append(i)
@@ -84,9 +112,9 @@ def _chunks(text: str, rnd: random.Random) -> list[str]:
     return out
 
 
-def _events(dialect: str, chunks: list[str], *, fast: bool, monkeypatch: Any) -> list[Any]:
+def _events(row: str, chunks: list[str], *, fast: bool, monkeypatch: Any) -> list[Any]:
     def factory() -> StreamToolParser:
-        return StreamToolParser(TOOLS, config=ParserConfig(dialect=dialect))
+        return StreamToolParser(TOOLS, config=ParserConfig(dialect=_dialect(row)))
 
     if fast:
         return run(factory, chunks)
@@ -99,7 +127,7 @@ def _content(indexes: list[int]) -> str:
     return "".join(PIECES[i] for i in indexes)
 
 
-@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+@pytest.mark.parametrize("dialect", ROWS)
 def test_the_fast_path_reads_as_the_slow_path(
     dialect: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -121,7 +149,7 @@ def test_the_fast_path_reads_as_the_slow_path(
 
 @settings(max_examples=25, deadline=None)
 @given(
-    st.sampled_from(sorted(DIALECTS)),
+    st.sampled_from(ROWS),
     st.lists(st.integers(0, len(PIECES) - 1), max_size=16),
     st.randoms(use_true_random=False),
 )
@@ -224,6 +252,21 @@ RAW = [
         '{"name": "write_to_file", "parameters": {"path": "a\\\\", "content": "x \\"y\\" '
         '{[}] \\\\ z", "a long \\"key\\"": [1, {"k": "v"}]}, "another \\\\ key": '
         '"value \\" {"}',
+    ),
+    (
+        # Array elements: brackets and commas inside the values, an extra closing brace
+        # after an element, an element that is no object, the text after the array.
+        "granite",
+        '<|tool_call|>[{"name": "write_to_file", "arguments": {"path": "a", "content": '
+        '"x }], {\\" \\\\"}}} , {"name": "read_file", "arguments": {"path": "[b]"}}, '
+        '["no", {"object": 1}], {"name": "read_file", "arguments": {"path": "c"}}] after',
+    ),
+    (
+        # A lone call object after the marker, and v3's array with ids.
+        "mistral",
+        '[TOOL_CALLS] {"name": "write_to_file", "arguments": {"content": "a ] } \\\\", '
+        '"path": "p"}} then [TOOL_CALLS] [{"name": "read_file", "arguments": {"path": '
+        '"{,}"}, "id": "abc123def"} ,{"name": "read_file", "arguments": {"path": "q"}}] end',
     ),
 ]
 

@@ -7,16 +7,20 @@ its raw text is always delivered.
 
 from __future__ import annotations
 
+import pytest
+
 from stream_parser import (
     FramingEvent,
     ParseErrorEvent,
+    ParseEvent,
     StreamToolParser,
     TextOutputEvent,
+    ToolArgumentsDeltaEvent,
     ToolCallEvent,
 )
 from stream_parser.core.kit import ReaderPlugin
 from stream_parser.dialects.json_array import JsonArrayReader
-from tests.helpers import assert_all_splittings
+from tests.helpers import assert_all_splittings, feed_all
 from tests.tools_fixture import TOOLS, ReadFile
 
 
@@ -81,3 +85,36 @@ def test_an_unknown_tool_is_an_error_and_the_known_one_still_runs() -> None:
     calls = [e for e in events if isinstance(e, ToolCallEvent)]
     assert [c.tool_instance for c in calls] == [ReadFile(path="a")]
     assert len([e for e in events if isinstance(e, ParseErrorEvent)]) == 1
+
+
+def _pieces_read(repeats: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many pieces reach the array reader, for a value of ``repeats`` times a phrase."""
+    fed: list[str] = []
+    feed = JsonArrayReader.feed
+
+    def counting(self: JsonArrayReader, data: str, start: int, out: list[ParseEvent]) -> None:
+        fed.append(data)
+        feed(self, data, start, out)
+
+    path = "plain words, [brackets] and {braces} " * repeats
+    text = (
+        f'<calls>[{{"name": "read_file", "arguments": {{"path": "{path}"}}}}, '
+        '{"name": "read_file", "arguments": {"path": "b"}}] ok'
+    )
+    with monkeypatch.context() as patch:
+        patch.setattr(JsonArrayReader, "feed", counting)
+        events = feed_all(_parser(), [text[i : i + 4] for i in range(0, len(text), 4)])
+    calls = [e.tool_instance for e in events if isinstance(e, ToolCallEvent)]
+    assert calls == [ReadFile(path=path), ReadFile(path="b")]
+    deltas = [e for e in events if isinstance(e, ToolArgumentsDeltaEvent) and e.call_index == 0]
+    assert "".join(e.delta for e in deltas) == f'{{"path": "{path}"}}'
+    return len(fed)
+
+
+def test_an_elements_value_streams_without_the_array_reader(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Inside an element's string the element's own reader (and the core) take the chunks:
+    # the pieces the array reader reads do not grow with the value.  (Chunks of 4, and
+    # values of a length divisible by 4: the same cuts around them.)
+    assert _pieces_read(8, monkeypatch) == _pieces_read(80, monkeypatch)

@@ -15,13 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from stream_parser import ParserConfig, StreamToolParser, ToolCallEvent
+from stream_parser import ParseErrorEvent, ParserConfig, StreamToolParser, ToolCallEvent
 from stream_parser.dialects import dialect_for_model, get_dialect
 from stream_parser.dialects.minimax_m2 import MiniMaxDialect
 from stream_parser.testing import check_dialect, merge_deltas
 from stream_parser.testing.dialects import load_cases
 from stream_parser.testing.fixtures import TOOLS
 from tests.fixtures.dialects.minimax_m2 import render
+from tests.helpers import ENDINGS, assert_all_splittings
 
 MINIMAX = MiniMaxDialect()
 
@@ -62,6 +63,20 @@ def _calls(text: str, **config: Any) -> list[tuple[str, dict[str, Any]]]:
     return [
         (e.tool_name, e.tool_instance.model_dump()) for e in events if isinstance(e, ToolCallEvent)
     ]
+
+
+def test_a_call_without_its_invoke_close_runs_only_when_the_block_ends() -> None:
+    body = '<minimax:tool_call>\n<invoke name="read_file">\n<parameter name="path">a</parameter>\n'
+    assert _calls(body + "</minimax:tool_call>") == [("read_file", {"path": "a"})]
+    # At the stream's end another parameter may have been coming: the call is cut.
+
+    def factory() -> StreamToolParser:
+        return StreamToolParser(FIXTURE_TOOLS, config=ParserConfig(dialect="minimax_m2"))
+
+    for end in ENDINGS:
+        events = assert_all_splittings(factory, body, end=end)
+        assert "unclosed_tool" in [e.error_type for e in events if isinstance(e, ParseErrorEvent)]
+        assert not any(isinstance(e, ToolCallEvent) for e in events)
 
 
 @pytest.mark.parametrize("quoted", ['"read_file"', "'read_file'", "read_file"])

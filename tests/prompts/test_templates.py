@@ -26,6 +26,7 @@ VARIABLES: dict[str, dict[str, Any]] = {
     "deepseek_instructions": {},
     "kimi_instructions": {},
     "mistral_instructions": {},
+    "granite_instructions": {},
     "llama_instructions": {},
     "qwen3_coder_instructions": {},
     "xml_instructions": {},

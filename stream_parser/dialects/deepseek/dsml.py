@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from pydantic_core import to_jsonable_python
 
@@ -106,6 +106,10 @@ class DsmlReader(_SectionReader):
         call: the call's context.
         markup: the format's tags (DeepSeek's by default).
     """
+
+    # Another parameter may follow the last one read: without ``</invoke>``, only the
+    # section's end tag says the call is complete.
+    runs_at_stream_end: ClassVar[bool] = False
 
     def __init__(self, call: CallContext, markup: DsmlMarkup = DSML_MARKUP) -> None:
         super().__init__(call)

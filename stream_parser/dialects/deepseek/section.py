@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import ClassVar, Final
 
 from ...core.events import ErrorType, ParseEvent, Span
 from ...core.kit import (
@@ -133,6 +133,12 @@ class _SectionReader(Reader):
     base's hold loop runs it.
     """
 
+    #: Whether a call whose arguments are complete runs at the normal end of the stream
+    #: without its end marker.  True where the arguments end by themselves (a JSON
+    #: object's ``}``); a list of parameters does not, so another one may have been
+    #: coming: such a call runs only when the section's end tag follows.
+    runs_at_stream_end: ClassVar[bool] = True
+
     def __init__(self, call: CallContext) -> None:
         super().__init__(call)
         self.context = call.plugin
@@ -189,14 +195,15 @@ class _SectionReader(Reader):
         """The section ended, at its end tag or with the stream (``cut`` or not).
 
         A call whose arguments are complete runs without its end marker when the
-        section's end tag or the normal end of the stream follows; a stream that was cut
-        leaves it unclosed (rule 9).  At the end tag, any other open call is malformed.
+        section's end tag follows, or the normal end of the stream where its arguments
+        end by themselves (:attr:`runs_at_stream_end`); otherwise the stream's end
+        leaves it unclosed.  At the end tag, any other open call is malformed.
         """
         call = self.current
         if call is None:
             return
         if self._body_complete():
-            if at_end_tag or not cut:
+            if at_end_tag or (not cut and self.runs_at_stream_end):
                 self._complete()
                 call.end = end
         elif at_end_tag:

@@ -276,7 +276,7 @@ class PythonicReader(Reader):
         every chunk a JSON scanner inside that string takes whole; in a single-quoted
         one, a chunk without the quote and not ending with a backslash.
         """
-        if self.state != LIST or not self._quote or self._hold:
+        if self.state != LIST or not self._quote or self.held:
             return None
         self._arm()
         pattern = None if self._string_run.scanner is not None else _TRAILING_BACKSLASH

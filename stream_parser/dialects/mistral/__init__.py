@@ -31,8 +31,10 @@ name of a v11 call.  Every character is looked at a bounded number of times:
   the JSON (strings and their escapes, even when a piece ends between a backslash and
   the character it escapes, and the depth of objects and arrays) and reports where the
   top-level value ends.  A bracket or a ``[TOOL_CALLS]`` inside a string is content.
-  In a v3 array a piece is fed up to each ``,`` it holds, so that a comma left at the
-  array's own level (outside strings, at depth 1) is known as the end of an element.
+  In a v3 array, an element that is an object is followed by its own reader's scanner
+  (and its plain chunks by the core's fast path); after it, a piece is fed up to each
+  ``,`` it holds, so that a comma left at the array's own level (outside strings, at
+  depth 1) is known as the end of the element.
 * **v11.**  The name runs up to ``[ARGS]`` (or ``[CALL_ID]`` and an id, or a ``{`` right
   after the name, as some converted templates write); then the call is announced
   (:class:`~stream_parser.core.events.ToolCallStartEvent`, for a registered tool) and the

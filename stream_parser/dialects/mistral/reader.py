@@ -178,9 +178,14 @@ class MistralReader(JsonArrayReader):
         return k, end >= 0
 
     def fast_path(self) -> FastData | None:
-        """Inside a v11 call's arguments (a string, a nested value): the scanner skips."""
+        """Inside a v11 call's arguments (a string, a nested value): the scanner skips.
+
+        In a v3 array, the array reader's (the open element's).
+        """
         self._run.armed = False
-        if self.state != _ARGS or not self._scanner.skips:
+        if self.state != _ARGS:
+            return super().fast_path()
+        if not self._scanner.skips:
             return None
         call = self.call
         if self.announced and call.emit_deltas:
@@ -190,7 +195,7 @@ class MistralReader(JsonArrayReader):
 
     def value_run(self) -> ValueRun | None:
         """The arguments, which the core streams while the scanner takes a chunk whole."""
-        return self._run
+        return self._run if self.state == _ARGS else super().value_run()
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_args` for a chunk that cannot end the arguments (no deltas wanted)."""

@@ -449,7 +449,7 @@ class Qwen3CoderReader(Reader):
         """
         if self.state != _VALUE or self._fresh or self._pending_end:
             return None
-        hold = self._hold
+        hold = self.held
         if hold and (self._run.line >= 0 or _cut_close(hold, 0) != len(hold)):
             return None
         self._arm()
@@ -461,11 +461,11 @@ class Qwen3CoderReader(Reader):
 
     def _arm(self) -> None:
         """A chunk without ``<`` is all value, unless a cut closing tag is held."""
-        self._run.armed = self._param_known and not self._hold
+        self._run.armed = self._param_known and not self.held
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`feed` for a value's chunk that holds no closing tag and no tag line."""
-        if self._hold:
+        if self.held:
             return self._plain_held(data, start, out)
         run = self._run
         if "<" in data:
@@ -495,13 +495,11 @@ class Qwen3CoderReader(Reader):
         Held before it, the cut tag and the chunk are read together (unless they make a
         closing tag or a line that opens with a tag: the slow path decides those).
         """
-        hold = self._hold
-        if hold:
-            buf = hold + data
-            if _VALUE_STOP.search(buf) is not None:
+        if self.held:
+            if _VALUE_STOP.search(self.held + data) is not None:
                 return False
-            self._hold = ""
-            return self._plain(buf, self._hold_start, out)  # (which arms the run)
+            buf, base = self.take_hold(data, start)
+            return self._plain(buf, base, out)  # (which arms the run)
         # Nothing held: the chunk ends with the start of a closing tag, which waits.
         cut = _CUT_CLOSE.search(data).start()  # type: ignore[union-attr]
         if cut and self._param_known:  # _take, inline
@@ -510,8 +508,7 @@ class Qwen3CoderReader(Reader):
             if self._deltas:
                 piece = data[:cut]
                 out.append(self.call.param_delta(self._tool, self._param, piece, (start, end)))
-        self._hold = data[cut:]
-        self._hold_start = start + cut
+        self.hold(data[cut:], start + cut)
         self._run.armed = False  # the next chunk is read with the held text
         return True
 
@@ -533,7 +530,7 @@ class Qwen3CoderReader(Reader):
         """
         if self.state != _VALUE:
             return True
-        hold = self._hold
+        hold = self.held
         if hold.startswith(_PARAM_CLOSE):
             hold = hold[len(_PARAM_CLOSE) :]
             return not hold.strip(_WS)
