@@ -286,6 +286,8 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
         "granite",
         _patterns((1940, r"granite~3(?![0-9])(?!.*(?:guardian|embedding))", _THINK, False)),
     ),
+    # LongCat-Flash-Chat: no reasoning tags. Its later models write another call format.
+    "longcat": ("longcat", _patterns((1940, r"longcat~flash~chat", None, False))),
     "qwen3_coder": (
         "qwen3_coder",
         _patterns(

@@ -155,6 +155,7 @@ _LAZY = {
     "HermesDialect": "hermes",
     "KimiDialect": "kimi",
     "LlamaDialect": "llama",
+    "LongcatDialect": "longcat",
     "MiniMaxDialect": "minimax_m2",
     "MistralDialect": "mistral",
     "PythonicDialect": "pythonic",

@@ -67,6 +67,7 @@ TEMPLATE_NAMES: Final = (
     "images_note",
     "kimi_instructions",
     "llama_instructions",
+    "longcat_instructions",
     "minimax_m2_instructions",
     "mistral_instructions",
     "native_cancelled",

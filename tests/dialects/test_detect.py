@@ -60,6 +60,8 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "MiniMaxAI/MiniMax-M2": ("minimax_m2", THINK, True),
     "MiniMaxAI/MiniMax-M2.5": ("minimax_m2", THINK, True),
     "ByteDance-Seed/Seed-OSS-36B-Instruct": ("seed_oss", SEED_THINK, False),
+    "meituan-longcat/LongCat-Flash-Chat": ("longcat", None, False),
+    "LongCat-Flash-Chat-FP8": ("longcat", None, False),
     "hf.co/unsloth/Seed-OSS-36B-Instruct-GGUF:Q4_K_M": ("seed_oss", SEED_THINK, False),
     "ibm-granite/granite-3.3-8b-instruct": ("granite", THINK, False),
     "granite3.2:8b": ("granite", THINK, False),

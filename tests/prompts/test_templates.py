@@ -28,6 +28,7 @@ VARIABLES: dict[str, dict[str, Any]] = {
     "mistral_instructions": {},
     "granite_instructions": {},
     "llama_instructions": {},
+    "longcat_instructions": {},
     "qwen3_coder_instructions": {},
     "xml_instructions": {},
     "xml_preface": {},
