@@ -286,6 +286,9 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
         "granite",
         _patterns((1940, r"granite~3(?![0-9])(?!.*(?:guardian|embedding))", _THINK, False)),
     ),
+    # ERNIE 4.5 Thinking: the template ends the prompt with "<think>\n". The VL models'
+    # templates are another's.
+    "ernie": ("ernie", _patterns((1945, r"ernie~4[._]5(?:(?!vl).)*thinking", _THINK, True))),
     # LongCat-Flash-Chat: no reasoning tags. Its later models write another call format.
     "longcat": ("longcat", _patterns((1940, r"longcat~flash~chat", None, False))),
     "qwen3_coder": (

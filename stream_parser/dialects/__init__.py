@@ -148,6 +148,7 @@ add_dialect(XmlDialect())
 _LAZY = {
     "BareFunctionPlugin": "qwen3_coder",
     "DeepSeekDialect": "deepseek",
+    "ErnieDialect": "ernie",
     "Gemma4Dialect": "gemma4",
     "GlmDialect": "glm",
     "GptOssDialect": "gpt_oss",

@@ -59,6 +59,7 @@ TEMPLATE_NAMES: Final = (
     "function_returns",
     "function_system",
     "function_user",
+    "ernie_instructions",
     "gemma4_instructions",
     "glm_instructions",
     "granite_instructions",

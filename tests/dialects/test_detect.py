@@ -61,6 +61,8 @@ NAMES: dict[str, tuple[str, tuple[str, str] | None, bool]] = {
     "MiniMaxAI/MiniMax-M2.5": ("minimax_m2", THINK, True),
     "ByteDance-Seed/Seed-OSS-36B-Instruct": ("seed_oss", SEED_THINK, False),
     "meituan-longcat/LongCat-Flash-Chat": ("longcat", None, False),
+    "baidu/ERNIE-4.5-21B-A3B-Thinking": ("ernie", THINK, True),
+    "ernie-4.5-21b-a3b-thinking:q4_k_m": ("ernie", THINK, True),
     "LongCat-Flash-Chat-FP8": ("longcat", None, False),
     "hf.co/unsloth/Seed-OSS-36B-Instruct-GGUF:Q4_K_M": ("seed_oss", SEED_THINK, False),
     "ibm-granite/granite-3.3-8b-instruct": ("granite", THINK, False),

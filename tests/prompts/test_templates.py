@@ -29,6 +29,7 @@ VARIABLES: dict[str, dict[str, Any]] = {
     "granite_instructions": {},
     "llama_instructions": {},
     "longcat_instructions": {},
+    "ernie_instructions": {},
     "qwen3_coder_instructions": {},
     "xml_instructions": {},
     "xml_preface": {},
