@@ -42,6 +42,8 @@ from stream_parser.dialects.mistral import MistralDialect
 SIZES = {"10KB": 10_000, "100KB": 100_000}
 REPLY_START_ONLY = frozenset({"llama"})
 """Dialects whose calls are read only at the start of a reply (llama's bare JSON)."""
+ONE_ARRAY = frozenset({"xlam"})
+"""Dialects whose reply is one array of every call (``format_calls``), at its start."""
 LAYOUTS: dict[str, tuple[str, Callable[[str, dict[str, Any]], str]]] = {
     "mistral_v3": ("mistral", lambda name, args: MistralDialect().format_calls_v3([(name, args)])),
 }
@@ -83,6 +85,16 @@ def _module(size: int) -> str:
 def build_reply(dialect: str, size: int) -> str:
     """The benchmark reply of about ``size`` characters, its calls in ``dialect`` (a row)."""
     fmt = LAYOUTS[dialect][1] if dialect in LAYOUTS else get_dialect(dialect).format_call
+    if dialect in ONE_ARRAY:
+        return "<think>The template breaks on names with '&'; read it, fix it.</think>" + (
+            get_dialect(dialect).format_calls(  # type: ignore[attr-defined]
+                [
+                    ("read_file", {"path": "src/render.py"}),
+                    ("write_to_file", {"path": "src/render.py", "content": _module(size)}),
+                    ("execute_command", {"command": "pytest -q tests/test_render.py"}),
+                ]
+            )
+        )
     if dialect in REPLY_START_ONLY:
         # Its calls count only at the start of the reply (after reasoning): no prose first.
         return "<think>The template breaks on names with '&'; read it, fix it.</think>" + "\n".join(

@@ -263,6 +263,8 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
         ),
     ),
     "gpt_oss": ("gpt_oss", _patterns((1900, r"gpt~oss", None, False))),
+    # Hunyuan-A13B opens <think> itself; the other Hunyuan models' templates are not read.
+    "hunyuan": ("hunyuan", _patterns((1920, r"hunyuan~a13b", _THINK, False))),
     # OLMo 3 Think's template ends the prompt with "<think>"; LFM2.5 writes both tags.
     "pythonic": (
         "pythonic",
@@ -286,11 +288,15 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
         "granite",
         _patterns((1940, r"granite~3(?![0-9])(?!.*(?:guardian|embedding))", _THINK, False)),
     ),
+    # xLAM-2, on Llama 3.1 or Qwen 2.5 ("Llama-xLAM-2-8b-fc-r" holds "llama"): the reply
+    # is one JSON array; its templates write no reasoning.  xLAM v1 ("xLAM-7b-fc-r")
+    # writes {"tool_calls": [...]} and is not this dialect.
+    "xlam": ("xlam", _patterns((1930, r"xlam~2(?![0-9])", None, False))),
     # ERNIE 4.5 Thinking: the template ends the prompt with "<think>\n". The VL models'
     # templates are another's.
     "ernie": ("ernie", _patterns((1945, r"ernie~4[._]5(?:(?!vl).)*thinking", _THINK, True))),
     # LongCat-Flash-Chat: no reasoning tags. Its later models write another call format.
-    "longcat": ("longcat", _patterns((1940, r"longcat~flash~chat", None, False))),
+    "longcat": ("longcat", _patterns((1942, r"longcat~flash~chat", None, False))),
     "qwen3_coder": (
         "qwen3_coder",
         _patterns(
@@ -330,6 +336,14 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
             ),
         ),
     ),
+    # Phi-4-mini (and Phi-4-multimodal, which calls tools the same way); not the
+    # reasoning models, which call no tools.
+    "phi4_mini": (
+        "phi4_mini",
+        _patterns((1920, r"phi~4~(?:mini|multimodal)(?!.*reasoning)", None, False)),
+    ),
+    # InternLM 2 and 2.5 (not the XComposer vision models, whose names put it apart).
+    "internlm": ("internlm", _patterns((1910, r"internlm~2(?![0-9])", None, False))),
     "glm": (
         "glm",
         _patterns(

@@ -154,14 +154,18 @@ _LAZY = {
     "GptOssDialect": "gpt_oss",
     "GraniteDialect": "granite",
     "HermesDialect": "hermes",
+    "HunyuanDialect": "hunyuan",
+    "InternLMDialect": "internlm",
     "KimiDialect": "kimi",
     "LlamaDialect": "llama",
     "LongcatDialect": "longcat",
     "MiniMaxDialect": "minimax_m2",
     "MistralDialect": "mistral",
+    "Phi4MiniDialect": "phi4_mini",
     "PythonicDialect": "pythonic",
     "Qwen3CoderDialect": "qwen3_coder",
     "SeedOssDialect": "seed_oss",
+    "XlamDialect": "xlam",
 }
 
 

@@ -34,6 +34,7 @@ model name contains                    dialect          reasoning              p
 ``lfm2``, ``lfm2.5``                   ``pythonic``     ``<think>…</think>``   no
 ``minimax-m2`` (M2, M2.1, M2.5)        ``minimax_m2``   ``<think>…</think>``   yes
 ``seed-oss``                           ``seed_oss``     ``<seed:think>…``      no
+``hunyuan-a13b``                       ``hunyuan``      ``<think>…</think>``   no
 ``ernie-4.5…thinking`` (not VL)        ``ernie``        ``<think>…</think>``   yes
 ``longcat-flash-chat``                 ``longcat``      none                   no
 ``qwen3-coder``                        ``qwen3_coder``  none                   no

@@ -70,8 +70,8 @@ class GranitePlugin(ReaderPlugin):
         >>> parser = StreamToolParser({"read_file": ReadFile}, plugins=[GranitePlugin()])
         >>> text = '<|tool_call|>[{"name": "read_file", "arguments": {"path": "a"}}]'
         >>> events = parser.feed(text) + parser.close()
-        >>> events[-1].tool_instance
-        ReadFile(path='a')
+        >>> [e.tool_instance for e in events if e.kind == "tool_call"]
+        [ReadFile(path='a')]
     """
 
     name = "granite"

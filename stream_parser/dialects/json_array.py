@@ -22,15 +22,23 @@ the commas) go the ordinary way.
 The outcome is the framing between elements and, per element, a
 call or an error with its raw text; a broken array (an empty element, a trailing comma)
 is one error with the whole block's raw text.  A format reads its own markers around the
-array, and subclasses for a layout of its own (:meth:`JsonArrayReader.lead_other`).
+array, and subclasses for a layout of its own (:meth:`JsonArrayReader.lead_other`); a
+start tag that ends with ``[`` opens the array itself.  An array that no marker
+announces is read by :mod:`~stream_parser.dialects.unmarked_array` (a call only when an
+element proves one, else text), which builds on the hooks here
+(:meth:`JsonArrayReader.element_reader`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar, Final
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, Final
 
-from ..core.events import ErrorType, FramingEvent, ParseEvent
+from pydantic_core import to_jsonable_python
+
+from ..core.events import ErrorType, FramingEvent, ParseEvent, Span
 from ..core.kit import (
     CallContext,
     FastData,
@@ -42,7 +50,14 @@ from ..core.kit import (
 )
 from .hermes import HermesReader
 
-__all__ = ["ARRAY_LEAD", "IN_ARRAY", "IN_OBJECT", "JsonArrayReader", "json_end_in"]
+__all__ = [
+    "ARRAY_LEAD",
+    "IN_ARRAY",
+    "IN_OBJECT",
+    "JsonArrayReader",
+    "calls_array",
+    "json_end_in",
+]
 
 ARRAY_LEAD: Final = 0
 """The state before the array: whitespace, then ``[`` or ``{``."""
@@ -112,16 +127,18 @@ class JsonArrayReader(Reader):
 
     # --- streaming -----------------------------------------------------------------------
 
+    def begin(self, tag: str, span: Span, out: list[ParseEvent]) -> None:
+        """A start tag that ends with the array's ``[`` (a bare array's plugin) opens it."""
+        if tag.endswith("["):
+            self._lead("[", 0, span[1] - 1, out)
+
     def _lead(self, data: str, i: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         """What follows the marker tells the layout: ``[`` an array, ``{`` a lone object."""
         c = data[i]
         if c in _WS:
             return i + 1, False
         if c == "[":
-            self.state = IN_ARRAY
-            self._expect_element = True
-            self._scanner = JsonScanner(keep_text=False)
-            self._scanner.feed("[")
+            self.open_array()
             return i + 1, False
         if c == "{":
             self.state = IN_OBJECT
@@ -138,12 +155,43 @@ class JsonArrayReader(Reader):
         self.end = base + i
         return self.malformed("the calls must be a JSON array")
 
+    def open_array(self) -> None:
+        """The array's ``[`` was read: what follows are its elements.
+
+        A format whose marker holds the bracket (Phi-4-mini's ``functools[``) calls it
+        from :meth:`~stream_parser.core.kit.Reader.begin`, so that its start tag can ask
+        for a call object right after it (``next_chars = "{"``).
+        """
+        self.state = IN_ARRAY
+        self._expect_element = True
+        self._scanner = JsonScanner(keep_text=False)
+        self._scanner.feed("[")
+
     def _open_element(self, at: int, is_object: bool) -> None:
         """An element begins at stream offset ``at`` (an object, or any other value)."""
-        reader = HermesReader(CallContext(self.call.plugin))
+        reader = self.element_reader()
         self._elements.append(_Element(reader, at))
         self._expect_element = False
         self._inside = reader if is_object else None
+
+    def element_reader(self) -> HermesReader:
+        """The reader of the next element: a call object with an index of its own.
+
+        A reader that numbers a call only once it proves one gives an unreserved
+        context instead (:meth:`CallContext.unreserved`).
+        """
+        return HermesReader(CallContext(self.call.plugin))
+
+    @property
+    def awaiting_element(self) -> bool:
+        """Inside the array, before an element's first character (whitespace aside)."""
+        return self.state == IN_ARRAY and self._expect_element
+
+    @property
+    def in_string(self) -> bool:
+        """Whether the content read so far ends inside one of the array's JSON strings."""
+        inside = self._inside  # while an object element is open, its scanner follows it
+        return (self._scanner if inside is None else inside.scanner).in_string
 
     def _array(self, data: str, i: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         """Inside the array (or a lone call object): elements, commas, the end."""
@@ -236,6 +284,18 @@ class JsonArrayReader(Reader):
                 return element.reader.call.call_index
         return None
 
+    def accepts_end(self) -> bool:
+        """An end marker inside one of the array's JSON strings is content.
+
+        For a format whose array sits between two markers (``<tool_calls>[…]</tool_calls>``):
+        a closing marker written inside a string value does not end the block; anywhere
+        else it does (the block's outcome then says whether the array was whole).
+        """
+        if self._scanner.in_string:
+            return False
+        element = self._elements[-1] if self._elements else None
+        return element is None or element.end >= 0 or element.reader.accepts_end()
+
     def finish(self, block: PluginBlock) -> list[ParseEvent]:
         """The block's calls, or an error and its raw text."""
         if self.why:
@@ -255,6 +315,8 @@ class JsonArrayReader(Reader):
         """Framing around the elements; each element a call, or an error and its text."""
         if self._broken or not self._elements:
             return self.malformed_block(self._broken or "the array is empty", block)
+        if self._elements[-1].end < 0:  # an end marker came before the array's end
+            return self.malformed_block("the array is not closed", block)
         start, raw = block.span[0], block.raw
         out: list[ParseEvent] = []
         pos = start
@@ -272,3 +334,24 @@ def _framing(raw: str, start: int, begin: int, end: int, out: list[ParseEvent]) 
     """``raw[begin:end]`` (offsets absolute, ``raw`` starting at ``start``) as framing."""
     if begin < end:
         out.append(FramingEvent(text=raw[begin - start : end - start], span=(begin, end)))
+
+
+def calls_array(calls: Iterable[tuple[str, Mapping[str, Any]]]) -> str:
+    """The calls as the one JSON array the array formats write after their marker.
+
+    ``", "`` and ``": "`` as chat templates' ``tojson`` writes them; values that are
+    not JSON types (models, enums, paths, dates) are written as their JSON form.
+
+    Example:
+        >>> print(calls_array([("read_file", {"path": "a.py"}), ("now", {})]))
+        [{"name": "read_file", "arguments": {"path": "a.py"}}, {"name": "now", "arguments": {}}]
+    """
+    items = [
+        f'{{"name": {_json(tool_name)}, "arguments": {_json(dict(args))}}}'
+        for tool_name, args in calls
+    ]
+    return f"[{', '.join(items)}]"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(to_jsonable_python(value, by_alias=True), ensure_ascii=False)

@@ -21,6 +21,7 @@ from stream_parser.core._readers.plugin import PluginReader
 from stream_parser.dialects import DIALECTS, get_dialect
 from stream_parser.dialects.granite import GraniteDialect
 from stream_parser.dialects.mistral import MistralDialect
+from stream_parser.dialects.phi4_mini import Phi4MiniDialect
 from stream_parser.testing.fixtures import ExecuteCommand, ReadFile, WriteToFile
 from tests.helpers import run
 
@@ -54,8 +55,9 @@ PIECES = [
 Call = tuple[str, dict[str, Any]]
 
 # A dialect's other layouts, as rows beside the dialects: row -> (dialect, the writer of
-# the reply's calls).  Mistral's v3 arrays (a call each, or all in one), Granite's calls
-# all in one array: the shared array reader, its elements one after the other.
+# the reply's calls).  Mistral's v3 arrays (a call each, or all in one), Granite's and
+# Phi-4-mini's calls all in one array: the shared array reader, its elements one after the
+# other.
 LAYOUTS: dict[str, tuple[str, Any]] = {
     "mistral_v3": (
         "mistral",
@@ -63,6 +65,7 @@ LAYOUTS: dict[str, tuple[str, Any]] = {
     ),
     "mistral_v3_one_array": ("mistral", MistralDialect().format_calls_v3),
     "granite_one_array": ("granite", GraniteDialect().format_calls),
+    "phi4_mini_one_array": ("phi4_mini", Phi4MiniDialect().format_calls),
 }
 ROWS = sorted([*DIALECTS, *LAYOUTS])
 

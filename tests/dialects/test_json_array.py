@@ -118,3 +118,32 @@ def test_an_elements_value_streams_without_the_array_reader(
     # the pieces the array reader reads do not grow with the value.  (Chunks of 4, and
     # values of a length divisible by 4: the same cuts around them.)
     assert _pieces_read(8, monkeypatch) == _pieces_read(80, monkeypatch)
+
+
+class _MarkedArrayPlugin(ReaderPlugin):
+    """The array between ``<calls>`` and ``</calls>``: the end marker may close it early."""
+
+    name = "marked_array_test"
+    start_tags: tuple[str, ...] = ("<calls>",)
+    end_tag = "</calls>"
+    reader = JsonArrayReader
+    reserve_index = False
+
+
+def test_an_end_marker_inside_a_string_is_content() -> None:
+    text = '<calls>[{"name": "read_file", "arguments": {"path": "a</calls>b"}}] ok'
+    events = assert_all_splittings(
+        lambda: StreamToolParser(TOOLS, plugins=[_MarkedArrayPlugin()]), text
+    )
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert [c.tool_instance for c in calls] == [ReadFile(path="a</calls>b")]
+
+
+def test_an_end_marker_outside_the_strings_ends_the_block() -> None:
+    text = '<calls>[{"name": "read_file", "arguments": {"path": "a"}}</calls> ok'
+    events = assert_all_splittings(
+        lambda: StreamToolParser(TOOLS, plugins=[_MarkedArrayPlugin()]), text
+    )
+    assert not any(isinstance(e, ToolCallEvent) for e in events)
+    assert [e.error_type for e in events if isinstance(e, ParseErrorEvent)] == ["malformed_tool"]
+    assert "".join(e.text for e in events if isinstance(e, TextOutputEvent)).endswith("</calls> ok")
