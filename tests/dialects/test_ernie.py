@@ -13,40 +13,25 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import BaseModel
 
 from stream_parser import ParserConfig, StreamToolParser, ToolCallEvent
 from stream_parser.dialects import dialect_for_model, get_dialect
 from stream_parser.dialects.ernie import ErnieDialect
 from stream_parser.testing import check_dialect, merge_deltas
 from stream_parser.testing.dialects import load_cases
-from stream_parser.testing.fixtures import TOOLS
+from tests.dialects.support import FAMILY_TOOLS
 from tests.fixtures.dialects.ernie import render
 
 ERNIE = ErnieDialect()
 
 
-class GetWeather(BaseModel):
-    location: str
-    unit: str | None = None
-
-
-class GetCurrentTime(BaseModel):
-    pass
-
-
-FIXTURE_TOOLS: dict[str, type[BaseModel]] = {
-    **TOOLS,
-    "get_weather": GetWeather,
-    "get_current_time": GetCurrentTime,
-}
 _CASES = load_cases(render.HERE / "cases.json")
 
 
 @pytest.mark.parametrize("case", _CASES, ids=[c["name"] for c in _CASES])
 def test_fixture_cases(case: dict[str, Any]) -> None:
     assert case["source"]
-    check_dialect("ernie", [case], tools=FIXTURE_TOOLS)
+    check_dialect("ernie", [case], tools=FAMILY_TOOLS)
 
 
 def test_the_fixtures_are_what_the_template_renders() -> None:
@@ -57,7 +42,7 @@ def test_the_fixtures_are_what_the_template_renders() -> None:
 
 
 def _events(text: str, dialect: str | tuple[str, ...] = "ernie", **config: Any) -> list[Any]:
-    parser = StreamToolParser(FIXTURE_TOOLS, config=ParserConfig(dialect=dialect, **config))
+    parser = StreamToolParser(FAMILY_TOOLS, config=ParserConfig(dialect=dialect, **config))
     return merge_deltas(parser.feed(text) + parser.close())
 
 
