@@ -296,6 +296,11 @@ _BUILTIN: Final[Mapping[str, tuple[str, tuple[ModelPattern, ...]]]] = {
     # is one JSON array; its templates write no reasoning.  xLAM v1 ("xLAM-7b-fc-r")
     # writes {"tool_calls": [...]} and is not this dialect.
     "xlam": ("xlam", _patterns((1930, r"xlam~2(?![0-9])", None, False))),
+    # ERNIE 4.5 Thinking: the template ends the prompt with "<think>\n". The VL models'
+    # templates are another's.
+    "ernie": ("ernie", _patterns((1945, r"ernie~4[._]5(?:(?!vl).)*thinking", _THINK, True))),
+    # LongCat-Flash-Chat: no reasoning tags. Its later models write another call format.
+    "longcat": ("longcat", _patterns((1942, r"longcat~flash~chat", None, False))),
     "qwen3_coder": (
         "qwen3_coder",
         _patterns(

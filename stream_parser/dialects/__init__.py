@@ -148,6 +148,7 @@ add_dialect(XmlDialect())
 _LAZY = {
     "BareFunctionPlugin": "qwen3_coder",
     "DeepSeekDialect": "deepseek",
+    "ErnieDialect": "ernie",
     "Gemma4Dialect": "gemma4",
     "GlmDialect": "glm",
     "GptOssDialect": "gpt_oss",
@@ -157,6 +158,7 @@ _LAZY = {
     "InternLMDialect": "internlm",
     "KimiDialect": "kimi",
     "LlamaDialect": "llama",
+    "LongcatDialect": "longcat",
     "MiniMaxDialect": "minimax_m2",
     "MistralDialect": "mistral",
     "Phi4MiniDialect": "phi4_mini",

@@ -35,6 +35,8 @@ model name contains                    dialect          reasoning              p
 ``minimax-m2`` (M2, M2.1, M2.5)        ``minimax_m2``   ``<think>…</think>``   yes
 ``seed-oss``                           ``seed_oss``     ``<seed:think>…``      no
 ``hunyuan-a13b``                       ``hunyuan``      ``<think>…</think>``   no
+``ernie-4.5…thinking`` (not VL)        ``ernie``        ``<think>…</think>``   yes
+``longcat-flash-chat``                 ``longcat``      none                   no
 ``qwen3-coder``                        ``qwen3_coder``  none                   no
 ``qwen3.5`` … ``qwen3.9``              ``qwen3_coder``  ``<think>…</think>``   no
 ``qwen3…thinking``                     ``hermes``       ``<think>…</think>``   yes

@@ -41,11 +41,8 @@ occurrence anywhere in a reply without calls; here a reply that quotes it keeps 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
-
-from pydantic_core import to_jsonable_python
 
 from ..core.events import ParseEvent
 from ..core.kit import (
@@ -59,7 +56,7 @@ from ..core.kit import (
     register,
 )
 from ._base import Dialect
-from .json_array import IN_ARRAY, IN_OBJECT, JsonArrayReader
+from .json_array import IN_ARRAY, IN_OBJECT, JsonArrayReader, calls_array
 from .llama import LlamaEndMarkers
 
 __all__ = [
@@ -203,11 +200,6 @@ class AssistantPrefix(LlamaEndMarkers):
     reply_start_only = True
 
 
-def _json(value: Any) -> str:
-    """A value as the template's ``tojson`` writes it (``", "`` and ``": "``)."""
-    return json.dumps(to_jsonable_python(value, by_alias=True), ensure_ascii=False)
-
-
 class HunyuanDialect(Dialect):
     """``<tool_calls>[{"name": NAME, "arguments": {...}}, ...]</tool_calls>`` (Hunyuan-A13B).
 
@@ -236,11 +228,7 @@ class HunyuanDialect(Dialect):
 
     def format_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
         """Write several calls as the one array the template writes, ``", "`` between."""
-        items = [
-            f'{{"name": {_json(tool_name)}, "arguments": {_json(dict(args))}}}'
-            for tool_name, args in calls
-        ]
-        return f"{TOOL_CALLS}[{', '.join(items)}]{TOOL_CALLS_END}"
+        return TOOL_CALLS + calls_array(calls) + TOOL_CALLS_END
 
     def _instructions(self) -> str:
         return "hunyuan_instructions"

@@ -292,10 +292,7 @@ class JsonArrayReader(Reader):
         string value does not end the block; anywhere else it does (the block's outcome
         then says whether the array was whole).
         """
-        if self.in_string:
-            return False
-        element = self._elements[-1] if self._elements else None
-        return element is None or element.end >= 0 or element.reader.accepts_end()
+        return not self.in_string
 
     def finish(self, block: PluginBlock) -> list[ParseEvent]:
         """The block's calls, or an error and its raw text."""

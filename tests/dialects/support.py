@@ -15,8 +15,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel
+
 from stream_parser import ParseErrorEvent, ParseEvent, TextOutputEvent, ToolCallEvent
 from stream_parser.testing import check_chunkings
+from stream_parser.testing.fixtures import TOOLS
 
 
 def tokens(markers: re.Pattern[str], text: str, *, words: bool = False) -> list[str]:
@@ -71,3 +74,22 @@ def errors(events: list[ParseEvent]) -> list[str]:
 def text_of(events: list[ParseEvent]) -> str:
     """All text output, joined."""
     return "".join(e.text for e in events if isinstance(e, TextOutputEvent))
+
+
+# The tools the rendered family fixtures call: the shared ones, and the two that the chat
+# templates' own examples use.
+class GetWeather(BaseModel):
+    location: str
+    unit: str | None = None
+
+
+class GetCurrentTime(BaseModel):
+    pass
+
+
+FAMILY_TOOLS: dict[str, type[BaseModel]] = {
+    **TOOLS,
+    "get_weather": GetWeather,
+    "get_current_time": GetCurrentTime,
+}
+"""``stream_parser.testing.fixtures.TOOLS`` with ``get_weather`` and ``get_current_time``."""

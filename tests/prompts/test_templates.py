@@ -31,6 +31,8 @@ VARIABLES: dict[str, dict[str, Any]] = {
     "mistral_instructions": {},
     "granite_instructions": {},
     "llama_instructions": {},
+    "longcat_instructions": {},
+    "ernie_instructions": {},
     "qwen3_coder_instructions": {},
     "xlam_instructions": {},
     "xml_instructions": {},
