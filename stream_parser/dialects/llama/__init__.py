@@ -71,7 +71,6 @@ from ...core.kit import (
     PluginBlock,
     register,
 )
-from ...prompts.text import Templates, say
 from .._base import Dialect
 
 if TYPE_CHECKING:
@@ -149,6 +148,7 @@ class LlamaDialect(Dialect):
     title = "the reply is a JSON call (Llama 3.x) or a pythonic list of calls (Llama 4)"
     plugin_key = "llama"
     special_tokens = True  # <|python_tag|> and the end markers are special tokens
+    shared_rules = False  # a call is the whole reply: its own instructions say so
 
     def make_plugin(self, names: tuple[str, ...]) -> list[ParsePlugin]:  # noqa: D102
         return [LlamaPlugin(), LlamaTaggedPlugin(), LlamaEndMarkers()]
@@ -160,20 +160,6 @@ class LlamaDialect(Dialect):
 
     def _instructions(self) -> str:
         return "llama_instructions"
-
-    def usage_instructions(  # noqa: D102
-        self,
-        example_tool: str = "tool_name",
-        example_args: Mapping[str, Any] | None = None,
-        *,
-        language: str = "en",
-        templates: Templates = None,
-    ) -> str:
-        # The format's own rules replace the generic ones: a call is the whole reply.
-        example = self.format_call(
-            example_tool, {"parameter_name": "value"} if example_args is None else example_args
-        )
-        return f"{say(self._instructions(), language, templates)}\n\n{example}"
 
 
 register(LlamaDialect().record())
