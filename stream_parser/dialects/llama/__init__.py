@@ -76,7 +76,12 @@ from .._base import Dialect
 
 if TYPE_CHECKING:
     from ...core.events import Span
-from .pythonic import PythonicReader, format_pythonic_call, parse_pythonic_call
+from .pythonic import (
+    PythonicReader,
+    format_pythonic_call,
+    is_pythonic_name,
+    parse_pythonic_call,
+)
 from .reader import CALL_TAGS, LlamaPlugin, LlamaReader
 
 __all__ = [
@@ -89,6 +94,7 @@ __all__ = [
     "LlamaTaggedPlugin",
     "PythonicReader",
     "format_pythonic_call",
+    "is_pythonic_name",
     "parse_pythonic_call",
 ]
 
