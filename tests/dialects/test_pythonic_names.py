@@ -34,6 +34,7 @@ from stream_parser.dialects.llama.pythonic import (
 )
 from stream_parser.dialects.llama.pythonic_syntax import PYTHONIC_NAME_PATTERN
 from stream_parser.dialects.pythonic import PythonicDialect
+from stream_parser.schema.names import TOOL_NAME_PATTERN
 from tests.helpers import ParserFactory, assert_all_splittings, feed_all
 
 
@@ -146,7 +147,7 @@ def test_an_announced_name_is_never_refused_for_its_name() -> None:
 # --- the writer's names read back -------------------------------------------------------------
 
 _NAMES = st.from_regex(PYTHONIC_NAME_PATTERN, fullmatch=True)
-_TOOL_NAMES = st.from_regex(r"[A-Za-z0-9_.\-/]{1,40}", fullmatch=True)
+_TOOL_NAMES = st.from_regex(TOOL_NAME_PATTERN, fullmatch=True)
 _ARGS = st.dictionaries(
     st.sampled_from(["city", "from", "x_1"]),
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
@@ -164,19 +165,22 @@ def test_any_name_of_the_grammar_round_trips(
     assert parse_pythonic_call(written[1:-1]) == (name, args)
 
 
-@settings(max_examples=20, deadline=None)
-@given(_TOOL_NAMES, st.text(max_size=8), st.sampled_from(["llama", "pythonic"]), st.data())
-def test_a_written_call_streams_back_under_its_name(
-    name: str, city: str, dialect: str, data: st.DataObject
+@settings(max_examples=24, deadline=None)
+@given(_TOOL_NAMES, st.text(max_size=8), st.sampled_from(["llama", "lfm2", "olmo"]), st.data())
+def test_every_valid_tool_name_streams_back_under_its_name(
+    name: str, city: str, form: str, data: st.DataObject
 ) -> None:
-    text = (
-        PythonicDialect().format_call(name, {"city": city})
-        if dialect == "pythonic"
-        else format_pythonic_call([(name, {"city": city})])
-    )
+    # The registry takes every name of TOOL_NAME_PATTERN; each is read in each form.
+    written = format_pythonic_call([(name, {"city": city})])
+    text = {
+        "llama": written,
+        "lfm2": PythonicDialect().format_call(name, {"city": city}),
+        "olmo": f"<function_calls>\n{written[1:-1]}\n</function_calls>",
+    }[form]
     cut = data.draw(st.integers(min_value=0, max_value=len(text)))
     for pieces in ([text], [text[:cut], text[cut:]]):
-        events = feed_all(_factory(dialect, {name: City})(), pieces)
+        parser = _factory("llama" if form == "llama" else "pythonic", {name: City})()
+        events = feed_all(parser, pieces)
         assert _starts(events) == [name]
         assert _calls(events) == [(name, {"city": city})]
 
