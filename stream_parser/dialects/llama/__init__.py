@@ -48,10 +48,12 @@ In a call block every object (or list element) has its own outcome: a
 markers are :class:`~stream_parser.core.events.FramingEvent`\ s.  A call block that the
 stream ends inside is ``unclosed_tool`` and never runs.
 
-Pythonic elements are parsed with :func:`ast.parse` once they are complete, and only
-calls of a plain name with keyword arguments whose values are literals (strings,
-numbers, ``True``/``False``/``None``, ``true``/``false``/``null``, lists, tuples, dicts,
-a sign before a number) are accepted, to a bounded depth.  Nothing is ever evaluated.
+Pythonic elements are parsed with :func:`ast.parse` once they are complete, the tool's
+name split off first (so ``get-weather(...)`` and ``github.create_issue(...)`` call those
+tools; see :func:`is_pythonic_name`), and only calls of a name with keyword arguments
+whose values are literals (strings, numbers, ``True``/``False``/``None``,
+``true``/``false``/``null``, lists, tuples, dicts, a sign before a number) are accepted,
+to a bounded depth.  Nothing is ever evaluated.
 """
 
 from __future__ import annotations
@@ -75,7 +77,12 @@ from .._base import Dialect
 
 if TYPE_CHECKING:
     from ...core.events import Span
-from .pythonic import PythonicReader, format_pythonic_call, parse_pythonic_call
+from .pythonic import (
+    PythonicReader,
+    format_pythonic_call,
+    is_pythonic_name,
+    parse_pythonic_call,
+)
 from .reader import CALL_TAGS, LlamaPlugin, LlamaReader
 
 __all__ = [
@@ -88,6 +95,7 @@ __all__ = [
     "LlamaTaggedPlugin",
     "PythonicReader",
     "format_pythonic_call",
+    "is_pythonic_name",
     "parse_pythonic_call",
 ]
 
