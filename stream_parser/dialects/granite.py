@@ -173,19 +173,6 @@ class GraniteArrayPlugin(BareArrayPlugin):
 
     Read by the unmarked-array rule: a call only when an element names a registered tool
     and has ``"arguments"``; any other JSON is the answer, text as it came.
-
-    Example:
-        >>> from pydantic import BaseModel
-        >>> from stream_parser import StreamToolParser
-        >>> class ReadFile(BaseModel):
-        ...     path: str
-        >>> def read(text: str) -> list[str]:
-        ...     parser = StreamToolParser({"read_file": ReadFile}, plugins=[GraniteArrayPlugin()])
-        ...     return [e.kind for e in parser.feed(text) + parser.close() if e.kind != "framing"]
-        >>> read('[{"name": "read_file", "arguments": {"path": "a"}}]')
-        ['tool_call_start', 'tool_arguments_delta', 'tool_call']
-        >>> read('[{"name": "read_file", "path": "a"}]')  # no "arguments": an answer
-        ['text']
     """
 
     name = "granite_array"
