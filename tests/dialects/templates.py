@@ -9,9 +9,9 @@ writes for that message.  The environment is the one Hugging Face's
 loop controls, ``{% generation %}``, ``tojson`` with its keyword arguments,
 ``raise_exception``).
 
-``python -m tests.fixtures.dialects.<name>.render`` writes the family's ``cases.json``;
-``tests/dialects/test_rendered_fixtures.py`` checks that each file is what its script
-writes.
+``python -m tests.fixtures.dialects.<name>.render`` writes the family's ``cases.json``
+(``tests/fixtures/dialects/rendered.py``); the family tests check that each file is
+what its script writes.
 """
 
 from __future__ import annotations
