@@ -94,6 +94,9 @@ class Dialect:
             reads its calls written without ``<tool_call>``.
         markers: the markers inside its blocks that its tokenizer streams as one token
             each (besides its plugins' tags); ``check_dialect`` streams each as one.
+        shared_rules: :meth:`usage_instructions` ends with the rules every format
+            shares (``call_rules``); False for a format whose own instructions say it all
+            (a call that is the whole reply: llama, xlam).
     """
 
     name: ClassVar[str] = ""
@@ -110,6 +113,7 @@ class Dialect:
     reasoning_guard: ClassVar[str] = ""
     companion: ClassVar[type[ParsePlugin] | None] = None
     markers: ClassVar[tuple[str, ...]] = ()
+    shared_rules: ClassVar[bool] = True
 
     def record(self) -> DialectRecord:
         """The dialect's record for the registry: its facts, and itself as the writer.
@@ -189,6 +193,8 @@ class Dialect:
             example_tool, _EXAMPLE_ARGS if example_args is None else example_args
         )
         instructions = say(self._instructions(), language, templates)
+        if not self.shared_rules:
+            return f"{instructions}\n\n{example}"
         rules = say("call_rules", language, templates)
         return f"{instructions}\n\n{example}\n\n{rules}"
 

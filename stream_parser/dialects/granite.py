@@ -19,7 +19,9 @@ Theory of operation.  The array is the one every array format writes, so
 :class:`GranitePlugin` claims ``<|tool_call|>`` with no end tag: the block ends just
 after the array's ``]`` and what follows is read as ordinary input.  ``<|tool_call|>``
 is a special token, so a server drops it unless asked to keep it
-(``skip_special_tokens=False``); without it the array is text.
+(``skip_special_tokens=False``); without it, an array that opens the reply is read by the
+unmarked-array rule (:class:`GraniteArrayPlugin`): a call only when an element names a
+registered tool and has ``"arguments"``, else text.
 
 :class:`GraniteToolCallPlugin` claims ``<tool_call>`` and tells the two forms apart by
 the block's first non-whitespace character, as the shared ``<tool_call>`` plugin tells
@@ -48,6 +50,7 @@ from ._base import Dialect
 from .hermes import HermesReader
 from .json_array import JsonArrayReader
 from .llama import LlamaEndMarkers
+from .unmarked_array import BareArrayPlugin
 
 __all__ = [
     "END_OF_TEXT",
@@ -56,6 +59,7 @@ __all__ = [
     "TOOL_CALL",
     "TOOL_CALL_TAGS",
     "GraniteCallReader",
+    "GraniteArrayPlugin",
     "GraniteDialect",
     "GraniteFraming",
     "GranitePlugin",
@@ -167,6 +171,16 @@ class GranitePlugin(ReaderPlugin):
     reserve_index = False  # each element of the array has its own call index
 
 
+class GraniteArrayPlugin(BareArrayPlugin):
+    """The array with its ``<|tool_call|>`` dropped by the server, where it opens the reply.
+
+    Read by the unmarked-array rule: a call only when an element names a registered tool
+    and has ``"arguments"``; any other JSON is the answer, text as it came.
+    """
+
+    name = "granite_array"
+
+
 class GraniteFraming(LlamaEndMarkers):
     """``<|end_of_text|>``, ``<response>`` and ``</response>``, wherever they come: framing."""
 
@@ -194,8 +208,8 @@ class GraniteDialect(Dialect):
     special_tokens = True  # <|tool_call|> is a special token: servers drop it unless asked
 
     def make_plugin(self, names: tuple[str, ...]) -> Sequence[ParsePlugin]:
-        """The two call plugins (3.x's marker, ``<tool_call>``) and the framing markers."""
-        return [GranitePlugin(), GraniteToolCallPlugin(), GraniteFraming()]
+        """The call plugins (3.x's marker, ``<tool_call>``, an unmarked array) and framing."""
+        return [GranitePlugin(), GraniteToolCallPlugin(), GraniteArrayPlugin(), GraniteFraming()]
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write one call: ``<|tool_call|>`` and a one-element array.

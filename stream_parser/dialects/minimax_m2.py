@@ -228,6 +228,9 @@ class MiniMaxToolCallPlugin(_SectionPlugin):
     name = "minimax_m2"
     start_tags: tuple[str, ...] = (CALL_START, "\n" + CALL_START)
     end_tag = CALL_END
+    # vLLM's MiniMax-M2 parser ends reasoning at <minimax:tool_call> and runs the call;
+    # the opener counts there only where an <invoke> follows (rule 3's guard).
+    ends_reasoning = "<"
 
     reader = MiniMaxReader
 

@@ -43,7 +43,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 from ..core.kit import ParsePlugin, ReaderPlugin, ThinkingFormat, register
-from ..prompts.text import Templates, say
 from ._base import Dialect
 from .json_array import JsonArrayReader, calls_array
 from .llama import LlamaEndMarkers
@@ -173,6 +172,7 @@ class XlamDialect(Dialect):
     title = 'the reply is one JSON array of calls, [{"name": ..., "arguments": {...}}] (xLAM)'
     plugin_key = "xlam"
     thinking = XLAM_THINKING
+    shared_rules = False  # a call is the whole reply: its own instructions say so
 
     def make_plugin(self, names: tuple[str, ...]) -> Sequence[ParsePlugin]:
         """The bare array's plugin, the wrapped forms' and the end markers."""
@@ -199,20 +199,6 @@ class XlamDialect(Dialect):
 
     def _instructions(self) -> str:
         return "xlam_instructions"
-
-    def usage_instructions(  # noqa: D102
-        self,
-        example_tool: str = "tool_name",
-        example_args: Mapping[str, Any] | None = None,
-        *,
-        language: str = "en",
-        templates: Templates = None,
-    ) -> str:
-        # The format's own rules replace the generic ones: the calls are the whole reply.
-        example = self.format_call(
-            example_tool, {"parameter_name": "value"} if example_args is None else example_args
-        )
-        return f"{say(self._instructions(), language, templates)}\n\n{example}"
 
 
 register(XlamDialect().record())

@@ -3,17 +3,21 @@
 qwen3_coder and glm end reasoning at a ``<tool_call>`` that opens a call of theirs; hermes
 does not (its JSON calls drafted in reasoning stay thinking), and neither does the XML
 dialect.  The ``<tool_call>`` plugin is shared, so combining hermes with qwen3_coder must
-keep each format's own rule.  The per-dialect fixtures are in ``tests/fixtures/dialects``.
+keep each format's own rule.  The per-dialect fixtures are in ``tests/fixtures/dialects``,
+and ``docs/dialects.md`` gives each dialect's rule and the evidence that decided it.
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from stream_parser import ParserConfig, StreamToolParser
 from stream_parser.core.events import NoticeEvent, ThinkingEvent, ToolCallEvent
+from stream_parser.dialects import DIALECTS
 from stream_parser.testing import fixtures
 from stream_parser.testing.dialects import check_dialect
 
@@ -111,3 +115,33 @@ def test_a_plugin_added_later_ends_an_open_reasoning_block() -> None:
     events += parser.close()
     assert [e.content for e in events if isinstance(e, ThinkingEvent)] == ["Read it."]
     assert len([e for e in events if isinstance(e, ToolCallEvent)]) == 1
+
+
+_DOCS = Path(__file__).resolve().parents[2] / "docs" / "dialects.md"
+_TABLE_HEAD = "| dialect | a call inside reasoning | what decided it |"
+
+
+def _reasoning_table() -> dict[str, list[str]]:
+    """The rows of the docs' table of calls inside reasoning: dialect -> its other cells."""
+    lines = _DOCS.read_text(encoding="utf-8").splitlines()
+    start = lines.index(_TABLE_HEAD) + 2  # the header, then its |---| line
+    rows: dict[str, list[str]] = {}
+    for line in lines[start:]:
+        if not line.startswith("|"):
+            break
+        # A cell may hold an escaped bar (`<\|tool_call>`): split on the others only.
+        cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
+        assert cells[0] not in rows, f"two rows for {cells[0]!r}"
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_every_dialect_has_its_row_in_the_docs_table() -> None:
+    rows = _reasoning_table()
+    assert sorted(rows) == sorted(DIALECTS)
+    for name, (rule, evidence) in rows.items():
+        if DIALECTS[name].thinking is None:
+            assert rule == "(no reasoning format)", name
+        else:
+            assert rule and rule != "(no reasoning format)", name
+            assert evidence, f"{name}: the row names no template or server behaviour"

@@ -48,10 +48,12 @@ In a call block every object (or list element) has its own outcome: a
 markers are :class:`~stream_parser.core.events.FramingEvent`\ s.  A call block that the
 stream ends inside is ``unclosed_tool`` and never runs.
 
-Pythonic elements are parsed with :func:`ast.parse` once they are complete, and only
-calls of a plain name with keyword arguments whose values are literals (strings,
-numbers, ``True``/``False``/``None``, ``true``/``false``/``null``, lists, tuples, dicts,
-a sign before a number) are accepted, to a bounded depth.  Nothing is ever evaluated.
+Pythonic elements are parsed with :func:`ast.parse` once they are complete, the tool's
+name split off first (so ``get-weather(...)`` and ``github.create_issue(...)`` call those
+tools; see :func:`is_pythonic_name`), and only calls of a name with keyword arguments
+whose values are literals (strings, numbers, ``True``/``False``/``None``,
+``true``/``false``/``null``, lists, tuples, dicts, a sign before a number) are accepted,
+to a bounded depth.  Nothing is ever evaluated.
 """
 
 from __future__ import annotations
@@ -71,12 +73,16 @@ from ...core.kit import (
     PluginBlock,
     register,
 )
-from ...prompts.text import Templates, say
 from .._base import Dialect
 
 if TYPE_CHECKING:
     from ...core.events import Span
-from .pythonic import PythonicReader, format_pythonic_call, parse_pythonic_call
+from .pythonic import (
+    PythonicReader,
+    format_pythonic_call,
+    is_pythonic_name,
+    parse_pythonic_call,
+)
 from .reader import CALL_TAGS, LlamaPlugin, LlamaReader
 
 __all__ = [
@@ -89,6 +95,7 @@ __all__ = [
     "LlamaTaggedPlugin",
     "PythonicReader",
     "format_pythonic_call",
+    "is_pythonic_name",
     "parse_pythonic_call",
 ]
 
@@ -149,6 +156,7 @@ class LlamaDialect(Dialect):
     title = "the reply is a JSON call (Llama 3.x) or a pythonic list of calls (Llama 4)"
     plugin_key = "llama"
     special_tokens = True  # <|python_tag|> and the end markers are special tokens
+    shared_rules = False  # a call is the whole reply: its own instructions say so
 
     def make_plugin(self, names: tuple[str, ...]) -> list[ParsePlugin]:  # noqa: D102
         return [LlamaPlugin(), LlamaTaggedPlugin(), LlamaEndMarkers()]
@@ -160,20 +168,6 @@ class LlamaDialect(Dialect):
 
     def _instructions(self) -> str:
         return "llama_instructions"
-
-    def usage_instructions(  # noqa: D102
-        self,
-        example_tool: str = "tool_name",
-        example_args: Mapping[str, Any] | None = None,
-        *,
-        language: str = "en",
-        templates: Templates = None,
-    ) -> str:
-        # The format's own rules replace the generic ones: a call is the whole reply.
-        example = self.format_call(
-            example_tool, {"parameter_name": "value"} if example_args is None else example_args
-        )
-        return f"{say(self._instructions(), language, templates)}\n\n{example}"
 
 
 register(LlamaDialect().record())

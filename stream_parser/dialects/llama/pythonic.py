@@ -3,7 +3,9 @@ r"""Pythonic calls: ``[name(param=value, ...)]``, read as they stream, and writt
 Theory of operation.  :class:`PythonicReader`, on the kit's one reader base, follows a
 list of calls from its ``[`` to its ``]`` with constant work per character: the bracket
 depth, Python strings (both quotes, with their escapes), each element's name (announced
-at its ``(``) and, inside an announced call, each keyword's name and the source of its
+at its ``(``: name characters, then whitespace at most, as
+:func:`parse_pythonic_call` splits it off; ``get-weather(`` is a name, ``a - b(`` is
+not) and, inside an announced call, each keyword's name and the source of its
 value (streamed verbatim as parameter deltas).  The list has no end marker: the reader
 ends the block at the first character after the list that is not whitespace.  A block
 may open with the list's ``[`` or with a marker its plugin chooses (``<|python_start|>``,
@@ -30,9 +32,22 @@ from ...core.kit import (
     call_too_large,
     failure,
 )
-from .pythonic_syntax import format_pythonic_call, literal_value, parse_pythonic_call
+from .pythonic_syntax import (
+    PYTHONIC_NAME_CHARS,
+    PYTHONIC_NAME_MAX,
+    format_pythonic_call,
+    is_pythonic_name,
+    literal_value,
+    parse_pythonic_call,
+)
 
-__all__ = ["PythonicReader", "format_pythonic_call", "literal_value", "parse_pythonic_call"]
+__all__ = [
+    "PythonicReader",
+    "format_pythonic_call",
+    "is_pythonic_name",
+    "literal_value",
+    "parse_pythonic_call",
+]
 
 
 _NAME_MAX: Final = 256
@@ -95,7 +110,8 @@ class PythonicReader(Reader):
         self._elem_start = -1
         self._elem_end = -1
         self._elem_name: list[str] = []
-        self._elem_plain = True  # only name characters so far
+        self._elem_plain = True  # only name characters so far (then whitespace at most)
+        self._elem_gap = False  # whitespace after the name: only "(" may follow it
         self._elem_call: CallContext | None = None
         self._elem_tool = ""
         self._elements: list[tuple[int, int, CallContext | None]] = []
@@ -229,6 +245,8 @@ class PythonicReader(Reader):
             at = base + i
             i += 1
             if c in _WS:
+                if self._elem_name:
+                    self._elem_gap = True
                 continue
             if c == "," or c == "]":
                 self._end_element()
@@ -242,6 +260,7 @@ class PythonicReader(Reader):
                 self._elem_start = at
                 self._elem_name = []
                 self._elem_plain = True
+                self._elem_gap = False
                 self._elem_call = None
             self._elem_end = at + 1
             if c in "\"'":
@@ -256,7 +275,11 @@ class PythonicReader(Reader):
             elif c in _CLOSE:  # unbalanced: the list cannot be read; let it end here
                 self._elem_plain = False
             elif self._elem_plain:
-                if len(self._elem_name) < _NAME_MAX and (c.isalnum() or c in "_.-"):
+                if (
+                    not self._elem_gap
+                    and len(self._elem_name) < PYTHONIC_NAME_MAX
+                    and (c.isalnum() or c in PYTHONIC_NAME_CHARS)
+                ):
                     self._elem_name.append(c)
                 else:
                     self._elem_plain = False

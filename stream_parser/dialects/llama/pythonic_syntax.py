@@ -9,6 +9,12 @@ named with a Python keyword (``memory_get(from=1)``) is that name, and a JSON ca
 object (``{"name": …, "arguments": {…}}``, which LFM2's lists and Llama 4 write at
 times) is that call.
 
+A tool's name is what is written before the ``(``: 1 to 256 letters, digits, ``_``,
+``.``, ``-`` or ``/`` (:data:`PYTHONIC_NAME_PATTERN`), so MCP's names (``get-weather``,
+``github.create_issue``), which Python would read as a subtraction or an attribute,
+and every valid tool name read back as written: the name is split off and only the
+argument list is parsed.  Other text before the ``(`` is parsed whole, as Python.
+
 Theory of operation.  ``ast`` holds a string literal's source and value several times
 over in its tokens and tree (about 12 bytes per byte of a large value), so the strings
 are read apart first (:func:`_lift_strings`): each plain string literal is read by
@@ -33,7 +39,32 @@ from typing import Any, Final
 
 from pydantic_core import to_jsonable_python
 
-__all__ = ["format_pythonic_call", "literal_value", "parse_pythonic_call"]
+from ...errors import ConfigError
+
+__all__ = [
+    "PYTHONIC_NAME_CHARS",
+    "PYTHONIC_NAME_MAX",
+    "PYTHONIC_NAME_PATTERN",
+    "format_pythonic_call",
+    "is_pythonic_name",
+    "literal_value",
+    "parse_pythonic_call",
+]
+
+PYTHONIC_NAME_CHARS: Final = "_.-/"
+"""The characters a pythonic call's tool name may hold besides letters and digits."""
+
+PYTHONIC_NAME_MAX: Final = 256
+"""The longest tool name a pythonic call is read with."""
+
+PYTHONIC_NAME_PATTERN: Final = rf"[\w.\-/]{{1,{PYTHONIC_NAME_MAX}}}"
+"""A tool name a pythonic call carries, as a regular expression (without anchors)."""
+
+_PYTHONIC_NAME: Final = re.compile(PYTHONIC_NAME_PATTERN + r"\Z")
+# A call's head: its name, whitespace, the argument list's "(" (the name is group 1).
+_CALL_HEAD: Final = re.compile(rf"({PYTHONIC_NAME_PATTERN})[ \t\r\n]*\(")
+# What ``ast`` parses in the name's place: only the argument list is Python's.
+_CALLEE: Final = "_callee_"
 
 _MAX_DEPTH: Final = 64  # nesting of a pythonic argument value
 _JSON_NAMES: Final[Mapping[str, object]] = {"true": True, "false": False, "null": None}
@@ -62,26 +93,45 @@ _ESCAPED: Final[Mapping[str, str]] = {
 def parse_pythonic_call(text: str) -> tuple[str, dict[str, Any]] | str:
     """One pythonic call ``name(a=1, b='x')``: its name and arguments, or why not.
 
-    Parsed with :func:`ast.parse` and read node by node: only literal values are
-    accepted, nothing is evaluated.  String values are read apart (see the module), so
-    a large one costs a few bytes per byte.
+    The name is the text before the ``(`` when it is a name of
+    :data:`PYTHONIC_NAME_PATTERN` (``get-weather``, ``github.create_issue``); the
+    argument list is parsed with :func:`ast.parse` and read node by node: only literal
+    values are accepted, nothing is evaluated.  String values are read apart (see the
+    module), so a large one costs a few bytes per byte.
 
     Example:
         >>> parse_pythonic_call("search(query='a b', max_results=-3, tags=[True, None])")
         ('search', {'query': 'a b', 'max_results': -3, 'tags': [True, None]})
+        >>> parse_pythonic_call("get-weather(city='Paris')")
+        ('get-weather', {'city': 'Paris'})
         >>> parse_pythonic_call("search(__import__('os'))")
         'passes positional arguments'
     """
     text = text.strip()
     if text.startswith("{"):
         return _json_call(text)
-    lifted = _lift_strings(text)
-    if lifted is not None:
-        parsed = _read_call(*lifted)
-        if not isinstance(parsed, str):
-            return parsed
-    # Read whole by ``ast``: what the skeleton cannot read, and a failure's own words.
-    return _read_call(text, {})
+    head = _CALL_HEAD.match(text)
+    # A name before the "(" is split off: ``ast`` reads the arguments of a stand-in name.
+    # Else the text is read whole, as Python (for ``ast``'s own words, mostly).
+    begin, prefix = (0, "") if head is None else (head.end(), _CALLEE + "(")
+    lifted = _lift_strings(text, begin, prefix)
+    parsed = None if lifted is None else _read_call(*lifted)
+    if parsed is None or isinstance(parsed, str):
+        # Read by ``ast`` alone: what the skeleton cannot read, and a failure's own words.
+        parsed = _read_call(prefix + text[begin:], {})
+    return parsed if head is None or isinstance(parsed, str) else (head.group(1), parsed[1])
+
+
+def is_pythonic_name(name: object) -> bool:
+    """Whether a pythonic call can carry the tool name ``name`` (and read it back).
+
+    Example:
+        >>> is_pythonic_name("get-weather"), is_pythonic_name("github.create_issue")
+        (True, True)
+        >>> is_pythonic_name("get weather"), is_pythonic_name("")
+        (False, False)
+    """
+    return isinstance(name, str) and _PYTHONIC_NAME.match(name) is not None
 
 
 def _read_call(source: str, strings: Mapping[str, str]) -> tuple[str, dict[str, Any]] | str:
@@ -120,8 +170,11 @@ def _read_call(source: str, strings: Mapping[str, str]) -> tuple[str, dict[str, 
     return node.func.id, arguments
 
 
-def _lift_strings(text: str) -> tuple[str, dict[str, str]] | None:
+def _lift_strings(text: str, begin: int = 0, prefix: str = "") -> tuple[str, dict[str, str]] | None:
     """``text``'s skeleton (each string literal a name) and the names' strings, or None.
+
+    The skeleton is ``prefix`` then ``text[begin:]``'s (a call's argument list after
+    its stand-in name, without copying the text first).
 
     None where the skeleton could read otherwise than ``ast`` reads ``text`` whole: a
     comment or a triple-quoted, prefixed or unterminated string (whose quotes only
@@ -131,9 +184,9 @@ def _lift_strings(text: str) -> tuple[str, dict[str, str]] | None:
     """
     if "\x00" in text or _LIFTED in text or (not text.isascii() and _SURROGATE.search(text)):
         return None
-    pieces: list[str] = []
+    pieces: list[str] = [prefix]
     strings: dict[str, str] = {}
-    pos = 0
+    pos = begin
     while (found := _OUTSIDE_STRINGS.search(text, pos)) is not None:
         start = found.start()
         quote = text[start]
@@ -412,7 +465,13 @@ def format_pythonic_call(
     """Write calls as a Llama 4 pythonic list, ``[f(a=1), g(b='x')]``.
 
     ``double_quoted``: strings in double quotes with JSON's escapes (also Python's),
-    which a reader follows as a JSON string; else as ``repr`` writes them.
+    which a reader follows as a JSON string; else as ``repr`` writes them.  Names are
+    written as they are (``get-weather(...)``), and :func:`parse_pythonic_call` reads
+    them back.
+
+    Raises:
+        ConfigError: a tool name that a pythonic call cannot carry
+            (:func:`is_pythonic_name`: a space, a bracket, a quote, nothing at all).
 
     Example:
         >>> print(format_pythonic_call([("search", {"query": "x", "max_results": 3})]))
@@ -422,6 +481,11 @@ def format_pythonic_call(
     """
     written = []
     for name, args in calls:
+        if not is_pythonic_name(name):
+            raise ConfigError(
+                f"tool {name!r} cannot be written as a pythonic call: a name there is "
+                f"1 to {PYTHONIC_NAME_MAX} letters, digits, '_', '.', '-' or '/'"
+            )
         values = to_jsonable_python(dict(args))
         params = ", ".join(
             f"{key}={_python_literal(value, double_quoted)}" for key, value in values.items()

@@ -6,10 +6,12 @@ next character, and a line break inside a string is part of it) and brackets, ju
 with one regular expression from one such character to the next, so each character is
 looked at a bounded number of times.  Outside strings and brackets, a line break ends an
 element: the element is the text from its first to its last non-whitespace character.
-When an element's ``(`` comes after a plain name of a registered tool, the call is
-announced (:class:`~stream_parser.core.events.ToolCallStartEvent`).  ``</function_calls>``
-ends the block only outside strings and brackets (:meth:`FunctionCallsReader.accepts_end`),
-so a value may hold it.
+When an element's ``(`` comes after a plain name of a registered tool (a name
+:func:`~stream_parser.dialects.llama.pythonic_syntax.is_pythonic_name` accepts:
+``get-weather`` and ``github.create_issue`` too), the call is announced
+(:class:`~stream_parser.core.events.ToolCallStartEvent`).  ``</function_calls>`` ends
+the block only outside strings and brackets (:meth:`FunctionCallsReader.accepts_end`), so
+a value may hold it.
 
 When the block closes each element is parsed once by
 :func:`~stream_parser.dialects.llama.pythonic.parse_pythonic_call` (literals through
@@ -26,7 +28,7 @@ from typing import Final
 
 from ...core.events import ErrorType, FramingEvent, ParseEvent
 from ...core.kit import CallContext, PluginBlock, Reader, ReaderPlugin, failure
-from ..llama.pythonic import parse_pythonic_call
+from ..llama.pythonic_syntax import PYTHONIC_NAME_MAX, is_pythonic_name, parse_pythonic_call
 
 __all__ = ["CALLS_END", "CALLS_START", "FunctionCallsPlugin", "FunctionCallsReader"]
 
@@ -35,8 +37,6 @@ CALLS_END: Final = "</function_calls>"
 
 _OUTSIDE: Final = re.compile(r"""["'()\[\]{}\n]""")
 _IN_STRING: Final = {'"': re.compile(r'["\\]'), "'": re.compile(r"['\\]")}
-_NAME: Final = re.compile(r"[A-Za-z_][\w.-]{0,255}")
-_NAME_MAX: Final = 256
 _WS: Final = " \t\r\n"
 
 
@@ -124,7 +124,7 @@ class FunctionCallsReader(Reader):
         self._mark(start + first)
         self._end = start + i + len(piece.rstrip(_WS))
         if self._depth == 0 and self._plain:
-            if self._head_size + len(piece) > _NAME_MAX:
+            if self._head_size + len(piece) > PYTHONIC_NAME_MAX:
                 self._plain = False
             else:
                 self._head.append(piece)
@@ -140,7 +140,7 @@ class FunctionCallsReader(Reader):
 
     def _announce(self, at: int, out: list[ParseEvent]) -> None:
         name = "".join(self._head).strip(_WS)
-        if not _NAME.fullmatch(name) or name not in self.call.tool_registry:
+        if not is_pythonic_name(name) or name not in self.call.tool_registry:
             return
         # The block's own call index for its first call; a new one for each other.
         context = self.call if not self.announced else CallContext(self.call.plugin)
