@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import runpy
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +77,17 @@ def test_stale_tells_order_layout_and_broken_files(
     (here / "cases.json").write_text(written, encoding="utf-8")
     [found] = stale(here, ABOUT, CASES)
     assert difference in found
+
+
+def test_a_render_script_checks_its_own_file(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A family's script as ``python -m tests.fixtures.dialects.longcat.render --check``
+    # runs it: its tail hands its folder, about text and cases to ``main``.
+    script = "tests.fixtures.dialects.longcat.render"
+    monkeypatch.delitem(sys.modules, script, raising=False)  # run afresh, as -m does
+    monkeypatch.setattr(sys, "argv", [script, "--check"])
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_module(script, run_name="__main__")
+    assert exited.value.code == 0
+    assert "longcat/cases.json is current" in capsys.readouterr().out
