@@ -46,6 +46,10 @@ def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None, *
     return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent)
 
 
+USER: list[dict[str, Any]] = [{"role": "user", "content": "Help me with this."}]
+"""The conversation the families' template cases answer."""
+
+
 def environment() -> ImmutableSandboxedEnvironment:
     """The environment chat templates are rendered in by ``transformers``."""
     env = ImmutableSandboxedEnvironment(
