@@ -152,9 +152,10 @@ class FamilyChecks:
         round_trip()
 
     def _calls(self, pieces: list[str]) -> list[tuple[str, dict[str, Any]]]:
-        # Only a prefilled family sets start_in_thinking: unset, it is the dialect's default.
-        prefilled = {"start_in_thinking": True} if self.prefilled_reasoning else {}
-        config = ParserConfig(dialect=self.dialect, **prefilled)
+        # None, as when unset, leaves where a reply starts to the dialect.
+        config = ParserConfig(
+            dialect=self.dialect, start_in_thinking=True if self.prefilled_reasoning else None
+        )
         parser = StreamToolParser(dict(self.tools), config=config)
         events = [e for piece in pieces for e in parser.feed(piece)] + parser.close()
         return [
