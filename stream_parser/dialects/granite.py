@@ -19,9 +19,9 @@ Theory of operation.  The array is the one every array format writes, so
 :class:`GranitePlugin` claims ``<|tool_call|>`` with no end tag: the block ends just
 after the array's ``]`` and what follows is read as ordinary input.  ``<|tool_call|>``
 is a special token, so a server drops it unless asked to keep it
-(``skip_special_tokens=False``); without it, an array that opens the reply is read by the
-unmarked-array rule (:class:`GraniteArrayPlugin`): a call only when an element names a
-registered tool and has ``"arguments"``, else text.
+(``skip_special_tokens=False``); an array left without it that opens the reply is read
+by the unmarked-array rule (:class:`GraniteArrayPlugin`): a call only when an element
+names a registered tool and has ``"arguments"``, else the answer, as text.
 
 :class:`GraniteToolCallPlugin` claims ``<tool_call>`` and tells the two forms apart by
 the block's first non-whitespace character, as the shared ``<tool_call>`` plugin tells
@@ -58,8 +58,8 @@ __all__ = [
     "RESPONSE_TAGS",
     "TOOL_CALL",
     "TOOL_CALL_TAGS",
-    "GraniteCallReader",
     "GraniteArrayPlugin",
+    "GraniteCallReader",
     "GraniteDialect",
     "GraniteFraming",
     "GranitePlugin",
@@ -172,10 +172,25 @@ class GranitePlugin(ReaderPlugin):
 
 
 class GraniteArrayPlugin(BareArrayPlugin):
-    """The array with its ``<|tool_call|>`` dropped by the server, where it opens the reply.
+    """A ``[`` that opens the reply without ``<|tool_call|>``: calls, or an answer.
 
-    Read by the unmarked-array rule: a call only when an element names a registered tool
-    and has ``"arguments"``; any other JSON is the answer, text as it came.
+    A server drops the special token ``<|tool_call|>`` unless asked to keep it
+    (``skip_special_tokens=False``), which leaves the array bare.  It is read by the
+    unmarked-array rule: a call only when an element names a registered tool and has
+    ``"arguments"``; any other JSON is the answer, text exactly as it came.
+
+    Example:
+        >>> from pydantic import BaseModel
+        >>> from stream_parser import StreamToolParser
+        >>> class ReadFile(BaseModel):
+        ...     path: str
+        >>> def read(text: str) -> list[str]:
+        ...     parser = StreamToolParser({"read_file": ReadFile}, plugins=[GraniteArrayPlugin()])
+        ...     return [e.kind for e in parser.feed(text) + parser.close() if e.kind != "framing"]
+        >>> read('[{"name": "read_file", "arguments": {"path": "a"}}]')
+        ['tool_call_start', 'tool_arguments_delta', 'tool_call']
+        >>> read('[{"name": "read_file", "path": "a"}]')  # no "arguments": an answer
+        ['text']
     """
 
     name = "granite_array"
@@ -208,8 +223,8 @@ class GraniteDialect(Dialect):
     special_tokens = True  # <|tool_call|> is a special token: servers drop it unless asked
 
     def make_plugin(self, names: tuple[str, ...]) -> Sequence[ParsePlugin]:
-        """The call plugins (3.x's marker, ``<tool_call>``, an unmarked array) and framing."""
-        return [GranitePlugin(), GraniteToolCallPlugin(), GraniteArrayPlugin(), GraniteFraming()]
+        """The call plugins (3.x's marker, its bare array, ``<tool_call>``) and the framing."""
+        return [GranitePlugin(), GraniteArrayPlugin(), GraniteToolCallPlugin(), GraniteFraming()]
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write one call: ``<|tool_call|>`` and a one-element array.

@@ -16,12 +16,12 @@ Theory of operation.  The array is the one every array format writes, so
 :class:`HunyuanReader` is the shared
 :class:`~stream_parser.dialects.json_array.JsonArrayReader` (each element a call of its
 own, its arguments streamed as they come; a single call written as a bare object is read
-too) with one difference: the array sits between two markers, so the block ends at
-``</tool_calls>``, not at the array's ``]``.  A ``</tool_calls>`` inside a JSON string is
-content; whitespace between the array and the end marker is framing; anything else
-there makes the block ``malformed_tool`` (as hermes treats text after its object).  A
-reply that ends right after the whole array, without ``</tool_calls>`` (a stop sequence),
-still makes its calls, unless the stream was cut.  The markers are ordinary text for the
+too) between two markers (its ``until_end_tag``): the block ends at ``</tool_calls>``,
+not at the array's ``]``.  A ``</tool_calls>`` inside a JSON string is content;
+whitespace between the array and the end marker is framing; anything else there makes
+the block ``malformed_tool`` (as hermes treats text after its object).  A reply that
+ends right after the whole array, without ``</tool_calls>`` (a stop sequence), still
+makes its calls, unless the stream was cut.  The markers are ordinary text for the
 tokenizer, not special tokens, so a ``<tool_calls>`` opens a block only when ``[`` or
 ``{`` follows it and not right after a backtick (rule 3): prose may mention it.
 
@@ -46,17 +46,15 @@ from typing import Any, ClassVar, Final
 
 from ..core.events import ParseEvent
 from ..core.kit import (
-    CallContext,
     Framing,
     ParsePlugin,
     PluginBlock,
     ReaderPlugin,
-    StateHandler,
     ThinkingFormat,
     register,
 )
 from ._base import Dialect
-from .json_array import IN_ARRAY, IN_OBJECT, JsonArrayReader, calls_array
+from .json_array import JsonArrayReader, calls_array
 from .llama import LlamaEndMarkers
 
 __all__ = [
@@ -87,72 +85,22 @@ HUNYUAN_THINKING: Final = ThinkingFormat((("<think>", "</think>"),))
 HUNYUAN_FRAMING: Final = Framing(thinking_open="\n", thinking_close="\n", after_thinking="\n")
 r"""The newlines of ``<think>\n…\n</think>\n`` (vLLM's reasoning parser reads the same)."""
 
-AFTER_ARRAY: Final = 3
-"""The reader's state once the array closed: whitespace, then ``</tool_calls>``."""
-
-_WS: Final = " \t\r\n"
-
 
 class HunyuanReader(JsonArrayReader):
     """Reads the JSON array (or the lone call object) between ``<tool_calls>`` and its end.
 
-    The shared reader ends a block at the array's end; here the block goes on to
-    ``</tool_calls>``, through whitespace only.
+    The shared reader with :attr:`~JsonArrayReader.until_end_tag`: the block goes on
+    after the array, through whitespace only, to ``</tool_calls>``.
     """
 
     expected: ClassVar[str] = (
         TOOL_CALLS + '[{"name": "NAME", "arguments": {"key": "value"}}]' + TOOL_CALLS_END
     )
-
-    def __init__(self, call: CallContext) -> None:
-        super().__init__(call)
-        # The shared reader's handlers of the array: they end the block where it closes.
-        self._shared: dict[int, StateHandler] = dict(self.handlers)
-        self.handlers[IN_ARRAY] = self.handlers[IN_OBJECT] = self._to_end_marker
-        self.handlers[AFTER_ARRAY] = self._after_array
-
-    def _to_end_marker(
-        self, data: str, i: int, base: int, out: list[ParseEvent]
-    ) -> tuple[int, bool]:
-        """The shared reader's step; where it ends the block, the end marker is awaited."""
-        k, wait = self._shared[self.state](data, i, base, out)
-        if self.end is None:
-            return k, wait
-        self.end = None  # the array closed: the block ends at </tool_calls>
-        self.state = AFTER_ARRAY
-        return k, False
-
-    def _after_array(self, data: str, i: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
-        """Whitespace may follow the array; anything else is not the format."""
-        n = len(data)
-        while i < n and data[i] in _WS:
-            i += 1
-        if i < n:
-            return self.malformed(f"text after the array of calls, before {TOOL_CALLS_END}")
-        return i, False
-
-    def lead_other(self, data: str, i: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
-        """Neither ``[`` nor ``{`` after the marker: malformed, up to ``</tool_calls>``."""
-        return self.malformed("the calls must be a JSON array or one call object")
-
-    def accepts_end(self) -> bool:
-        """``</tool_calls>`` ends the block unless it is inside one of the array's strings."""
-        if self.state in (IN_ARRAY, IN_OBJECT):
-            return super().accepts_end()
-        return True
-
-    def finish(self, block: PluginBlock) -> list[ParseEvent]:
-        """The calls, when the array closed before ``</tool_calls>``; else one error."""
-        if self.why:
-            return self.malformed_block(self.why, block)
-        if self.state != AFTER_ARRAY:
-            why = "the array of calls is not closed" if self.read_array else "no calls"
-            return self.malformed_block(why, block)
-        return self.array_outcome(block)
+    until_end_tag: ClassVar[bool] = True
 
     def finish_unclosed(self, block: PluginBlock) -> list[ParseEvent] | None:
         """A reply that ended (not cut) right after the whole array still makes its calls."""
-        if self.state == AFTER_ARRAY and not self.why:
+        if self.closed and not self.why:
             return self.array_outcome(block)
         return None
 

@@ -19,14 +19,24 @@ block's fast path (:meth:`JsonArrayReader.fast_path`) is the element's: the core
 the chunks its scanner takes whole.  The few characters between elements (whitespace,
 the commas) go the ordinary way.
 
+An array between two markers (``<tool_calls>[…]</tool_calls>``, a fence, ``<tool_call>``
+around the array) is the same reader with one difference, which one class attribute
+chooses, :attr:`JsonArrayReader.until_end_tag`: the array's end does not end the block;
+the reader goes on in one more state, :data:`AFTER_ARRAY`, where whitespace belongs to
+the block and anything else makes it malformed, and its plugin's end tag closes it.
+Whether it waits for the end tag or not, a block whose plugin has an end tag follows one
+rule (:meth:`JsonArrayReader.accepts_end`): that tag inside one of the array's strings is
+content, anywhere else it closes the block, and a block it closed before the array did
+is malformed (:attr:`JsonArrayReader.closed` is the one flag that says the array ended).
+
 The outcome is the framing between elements and, per element, a
-call or an error with its raw text; a broken array (an empty element, a trailing comma)
-is one error with the whole block's raw text.  A format reads its own markers around the
-array, and subclasses for a layout of its own (:meth:`JsonArrayReader.lead_other`); a
-start tag that ends with ``[`` opens the array itself.  An array that no marker
-announces is read by :mod:`~stream_parser.dialects.unmarked_array` (a call only when an
-element proves one, else text), which builds on the hooks here
-(:meth:`JsonArrayReader.element_reader`).
+call or an error with its raw text; a broken array (empty, an empty element, a trailing
+comma) is one error with the whole block's raw text.  A format reads its own markers
+around the array, and subclasses for a layout of its own
+(:meth:`JsonArrayReader.lead_other`); a start tag that ends with ``[`` opens the array
+itself.  An array that no marker announces is read by
+:mod:`~stream_parser.dialects.unmarked_array` (a call only when an element proves one,
+else text), which builds on the hooks here (:meth:`JsonArrayReader.element_reader`).
 """
 
 from __future__ import annotations
@@ -51,6 +61,7 @@ from ..core.kit import (
 from .hermes import HermesReader
 
 __all__ = [
+    "AFTER_ARRAY",
     "ARRAY_LEAD",
     "IN_ARRAY",
     "IN_OBJECT",
@@ -65,6 +76,9 @@ IN_ARRAY: Final = 1
 """The state inside the array: elements, commas, the closing ``]``."""
 IN_OBJECT: Final = 2
 """The state inside a lone call object (no array around it)."""
+AFTER_ARRAY: Final = 3
+"""The state after the array, in a block that its plugin's end tag closes
+(:attr:`JsonArrayReader.until_end_tag`): whitespace, then the end tag."""
 
 _WS: Final = " \t\r\n"
 
@@ -103,11 +117,21 @@ class JsonArrayReader(Reader):
 
     Each element has a call context of its own: a plugin running this reader sets
     ``reserve_index = False``.  Subclasses set :attr:`expected` (the layout, for error
-    messages) and may read another layout after the marker (:meth:`lead_other`).
+    messages), :attr:`until_end_tag` for an array between two markers, and may read
+    another layout after the marker (:meth:`lead_other`).
+
+    Attributes:
+        closed: the array's ``]`` (or the lone object's ``}``) was read.
     """
 
     expected: ClassVar[str] = '[{"name": "NAME", "arguments": {"key": "value"}}]'
     """The layout the reader expects, named in its error messages."""
+    until_end_tag: ClassVar[bool] = False
+    """The block goes on after the array, through whitespace only, to its plugin's end tag.
+
+    False (the default): the block ends just after the array, and what follows is read
+    as ordinary input.
+    """
 
     def __init__(self, call: CallContext) -> None:
         super().__init__(call)
@@ -116,7 +140,9 @@ class JsonArrayReader(Reader):
             ARRAY_LEAD: self._lead,
             IN_ARRAY: self._array,
             IN_OBJECT: self._array,
+            AFTER_ARRAY: self._after_array,
         }
+        self.closed = False
         self._scanner = JsonScanner(keep_text=False)  # the array being read
         self._elements: list[_Element] = []
         self._broken = ""  # why the array's structure is broken
@@ -149,11 +175,13 @@ class JsonArrayReader(Reader):
     def lead_other(self, data: str, i: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
         """The first character after the marker is neither ``[`` nor ``{``.
 
-        The default ends the block there, malformed; a format with another layout (a
-        name first) reads it instead.
+        The default makes the block malformed: it ends there, or at its plugin's end tag
+        (:attr:`until_end_tag`).  A format with another layout (a name first) reads it
+        instead.
         """
-        self.end = base + i
-        return self.malformed("the calls must be a JSON array")
+        if not self.until_end_tag:
+            self.end = base + i
+        return self.malformed("the calls must be a JSON array or one call object")
 
     def open_array(self) -> None:
         """The array's ``[`` was read: what follows are its elements.
@@ -202,8 +230,7 @@ class JsonArrayReader(Reader):
             if c in ",]":  # an empty array, an empty element, or a trailing comma
                 self._broken = self._broken or "the array has an empty element"
                 if c == "]":
-                    self.end = base + i + 1
-                    return i + 1, True
+                    return self._array_end(base, i + 1)
                 return i + 1, False
             self._open_element(base + i, is_object=data[i] == "{")
         element = self._elements[-1] if self._elements else None
@@ -216,9 +243,9 @@ class JsonArrayReader(Reader):
                 return len(data), False
             self._inside = None
             k = element.start + inside.json_end - base  # just after the object
-            if self.state == IN_OBJECT:  # a lone call object: the block ends with it
-                element.end = self.end = base + k
-                return k, True
+            if self.state == IN_OBJECT:  # a lone call object: the array's end, in effect
+                element.end = base + k
+                return self._array_end(base, k)
             # The rest of the element (whitespace, or stray text) up to its comma.
             self._scanner = _after_element()
             i = k
@@ -232,8 +259,25 @@ class JsonArrayReader(Reader):
         if event == ",":
             self._expect_element = True
             return k + 1, False
-        self.end = base + k + 1  # just after the "]"
-        return k + 1, True
+        return self._array_end(base, k + 1)  # just after the "]"
+
+    def _array_end(self, base: int, k: int) -> tuple[int, bool]:
+        """The array ended just before ``k``: so does the block, unless an end tag closes it."""
+        self.closed = True
+        if self.until_end_tag:
+            self.state = AFTER_ARRAY
+            return k, False
+        self.end = base + k
+        return k, True
+
+    def _after_array(self, data: str, i: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
+        """After the array, in a block its end tag closes: whitespace, then that tag."""
+        n = len(data)
+        while i < n and data[i] in _WS:
+            i += 1
+        if i < n:
+            return self.malformed("the block has text after its array, before its end tag")
+        return i, False
 
     def _scan(self, data: str, i: int) -> tuple[int, str]:
         """Follow ``data`` from ``i`` to the end of an element; return where and how.
@@ -285,21 +329,19 @@ class JsonArrayReader(Reader):
         return None
 
     def accepts_end(self) -> bool:
-        """An end marker inside one of the array's JSON strings is content.
+        """An end tag inside one of the array's JSON strings is content.
 
-        For a format whose array sits between two markers (``<tool_calls>[…]</tool_calls>``,
-        Granite 3.1's ``<tool_call>[…]</tool_call>``): a closing marker written inside a
-        string value does not end the block; anywhere else it does (the block's outcome
-        then says whether the array was whole).
+        For a plugin with an end tag (``<tool_calls>[…]</tool_calls>``, Granite 3.1's
+        ``<tool_call>[…]``): a closing tag written inside a string value does not end
+        the block; anywhere else it does, and the block's outcome says whether the array
+        was whole (:attr:`closed`).  A malformed block ends at its end tag wherever.
         """
-        return not self.in_string
+        return bool(self.why) or not self.in_string
 
     def finish(self, block: PluginBlock) -> list[ParseEvent]:
         """The block's calls, or an error and its raw text."""
         if self.why:
             return self.malformed_block(self.why, block)
-        if self.end is None:  # a format's end marker came first
-            return self.malformed_block("the array is not closed", block)
         return self.array_outcome(block)
 
     def malformed_block(self, why: str, block: PluginBlock) -> list[ParseEvent]:
@@ -313,10 +355,11 @@ class JsonArrayReader(Reader):
 
     def array_outcome(self, block: PluginBlock) -> list[ParseEvent]:
         """Framing around the elements; each element a call, or an error and its text."""
-        if self._broken or not self._elements:
-            return self.malformed_block(self._broken or "the array is empty", block)
-        if self._elements[-1].end < 0:  # an end marker came before the array's end
-            return self.malformed_block("the array is not closed", block)
+        if self._broken:
+            return self.malformed_block(self._broken, block)
+        if not self.closed:  # the plugin's end tag came before the array's end
+            why = "the array is not closed" if self.read_array else "the block holds no array"
+            return self.malformed_block(why, block)
         start, raw = block.span[0], block.raw
         out: list[ParseEvent] = []
         pos = start

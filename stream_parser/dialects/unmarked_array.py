@@ -25,12 +25,12 @@ Once an element proves a call, the block is read as any array after a marker is:
 element its own call or error (``unknown_tool``, ``malformed_tool``, ``invalid_params``),
 the array's markup framing, and a cut array ``unclosed_tool``, never run.
 
-:attr:`UnmarkedArrayReader.until_end_tag` serves a format that wraps the array in tags
-of its own (a Markdown fence, ``<tool_call>…</tool_call>``): after the array, whitespace
-belongs to the block and its plugin's end tag closes it; any other text, or an end tag
-before the array closed, is a ``malformed_tool`` (or text, while nothing proved a call).
-:attr:`UnmarkedArrayReader.unmarked` set False reads such a wrapped array as a marked
-one.  :class:`BareArrayPlugin` runs the reader on a ``[`` that opens the reply.
+:attr:`~stream_parser.dialects.json_array.JsonArrayReader.until_end_tag`, the shared
+reader's, serves a format that wraps the array in tags of its own (a Markdown fence):
+after the array, whitespace belongs to the block and its plugin's end tag closes it; any
+other text, or an end tag before the array closed, is a ``malformed_tool`` once an
+element proved a call, and text while none did.  :class:`BareArrayPlugin` runs the
+reader on a ``[`` that opens the reply.
 """
 
 from __future__ import annotations
@@ -41,12 +41,9 @@ from typing import ClassVar, Final
 from ..core.events import ParseEvent, TextOutputEvent
 from ..core.kit import CallContext, FastData, PluginBlock, ReaderPlugin
 from .hermes import HermesReader
-from .json_array import ARRAY_LEAD, IN_ARRAY, IN_OBJECT, JsonArrayReader
+from .json_array import IN_ARRAY, JsonArrayReader
 
-__all__ = ["AFTER_ARRAY", "BareArrayPlugin", "UnmarkedArrayReader"]
-
-AFTER_ARRAY: Final = IN_OBJECT + 1
-"""The state after the array, in a block that its plugin's end tag closes."""
+__all__ = ["BareArrayPlugin", "UnmarkedArrayReader"]
 
 _WS: Final = " \t\r\n"
 
@@ -96,22 +93,18 @@ def _numbered(event: ParseEvent, index: int) -> ParseEvent:
 class UnmarkedArrayReader(JsonArrayReader):
     """Reads a JSON array that no marker announced: a call only if an element proves one.
 
-    Attributes:
-        unmarked: the unmarked rule applies (False: read as an array after a marker,
-            for a subclass that only wants :attr:`until_end_tag`).
-        until_end_tag: the block goes on after the array, whitespace only, to its
-            plugin's end tag.
+    ``until_end_tag = True`` on a subclass reads an array that its plugin's tags wrap
+    (:attr:`JsonArrayReader.until_end_tag`).
     """
 
     unmarked: ClassVar[bool] = True
-    until_end_tag: ClassVar[bool] = False
+    """The unmarked rule applies.  False reads the array as one after a marker, as
+    :class:`JsonArrayReader` does."""
 
     def __init__(self, call: CallContext) -> None:
         super().__init__(call)
         self._array_step = self.handlers[IN_ARRAY]
         self.handlers[IN_ARRAY] = self._element_or_end
-        self.handlers[IN_OBJECT] = self._element_or_end
-        self.handlers[AFTER_ARRAY] = self._after_array
         self._waiting: list[_WaitingCall] = []
 
     def element_reader(self) -> HermesReader:
@@ -138,25 +131,7 @@ class UnmarkedArrayReader(JsonArrayReader):
             if c not in _WS and c not in "{,]" and not self.is_call:
                 self.end = base + i  # a list of values, not of calls: text from here on
                 return i, True
-        pos, done = self._array_step(data, i, base, out)
-        if done and self.until_end_tag and self.end is not None:
-            self.end = None  # the plugin's end tag closes the block
-            self.state = AFTER_ARRAY
-            return pos, False
-        return pos, done
-
-    def _after_array(self, data: str, i: int, base: int, out: list[ParseEvent]) -> tuple[int, bool]:
-        """After the array: whitespace, then the end tag; anything else breaks the block."""
-        c = data[i]
-        if c in _WS:
-            return i + 1, False
-        return self.malformed("the block has text after its array")
-
-    def accepts_end(self) -> bool:
-        """The end tag closes the block anywhere but inside one of the array's strings."""
-        if self.state in (ARRAY_LEAD, AFTER_ARRAY) or self.why:
-            return True
-        return not self.in_string
+        return self._array_step(data, i, base, out)
 
     # --- outcomes ------------------------------------------------------------------------
 
@@ -169,10 +144,6 @@ class UnmarkedArrayReader(JsonArrayReader):
             return self._text(block)
         for reader in self._waiting:
             reader.call.reserve()  # in the order of the elements
-        if self.until_end_tag and not self.why:
-            if self.state != AFTER_ARRAY:
-                return self.malformed_block("the block ended before its array did", block)
-            return self.array_outcome(block)  # (the end tag, not the "]", ended the block)
         return super().finish(block)
 
     def unclosed(self, block: PluginBlock) -> list[ParseEvent]:

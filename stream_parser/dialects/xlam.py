@@ -85,10 +85,9 @@ class XlamMarkedReader(JsonArrayReader):
     expected: ClassVar[str] = TOOL_CALLS + _EXPECTED
 
 
-class XlamTaggedReader(UnmarkedArrayReader):
-    """The array (or a lone call object) inside ``<tool_call>…</tool_call>``."""
+class XlamTaggedReader(JsonArrayReader):
+    """The array (or a lone call object) inside ``<tool_call>…</tool_call>``: a marked one."""
 
-    unmarked: ClassVar[bool] = False
     until_end_tag: ClassVar[bool] = True
     expected: ClassVar[str] = f"{TOOL_CALL_TAGS[0]}{_EXPECTED}{TOOL_CALL_TAGS[1]}"
 

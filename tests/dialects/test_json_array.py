@@ -147,3 +147,70 @@ def test_an_end_marker_outside_the_strings_ends_the_block() -> None:
     assert not any(isinstance(e, ToolCallEvent) for e in events)
     assert [e.error_type for e in events if isinstance(e, ParseErrorEvent)] == ["malformed_tool"]
     assert "".join(e.text for e in events if isinstance(e, TextOutputEvent)).endswith("</calls> ok")
+
+
+class _BetweenMarkers(JsonArrayReader):
+    until_end_tag = True
+
+
+class _BetweenMarkersPlugin(_MarkedArrayPlugin):
+    """The array between ``<calls>`` and ``</calls>``: the end marker closes the block."""
+
+    name = "between_markers_test"
+    reader = _BetweenMarkers
+
+
+def _between() -> StreamToolParser:
+    return StreamToolParser(TOOLS, plugins=[_BetweenMarkersPlugin()])
+
+
+def _kinds(events: list[ParseEvent]) -> list[tuple[str, str]]:
+    """Each whole-block event: its kind and text (framing, text) or path (a call)."""
+    out = []
+    for e in events:
+        if isinstance(e, ToolCallEvent):
+            out.append(("call", e.tool_instance.path))
+        elif isinstance(e, (FramingEvent, TextOutputEvent)):
+            out.append((e.kind, e.text))
+    return out
+
+
+def test_until_end_tag_the_block_goes_on_to_its_end_marker() -> None:
+    # The array (or a lone object) closes; whitespace after it, and the end marker, are
+    # the block's framing; what follows the end marker is text.
+    call = '{"name": "read_file", "arguments": {"path": "a"}}'
+    for body, framing in (
+        (f"[{call}] \n", "<calls>[] \n</calls>"),
+        (f"{call}\n", "<calls>\n</calls>"),
+    ):
+        events = assert_all_splittings(_between, f"<calls>{body}</calls> ok")
+        assert not [e for e in events if isinstance(e, ParseErrorEvent)]
+        assert "".join(text for kind, text in _kinds(events) if kind == "framing") == framing
+        assert [c for kind, c in _kinds(events) if kind == "call"] == ["a"]
+        assert _kinds(events)[-1] == ("text", " ok")
+
+
+def test_until_end_tag_the_end_marker_inside_a_string_is_content() -> None:
+    text = '<calls>[{"name": "read_file", "arguments": {"path": "</calls>]"}}]</calls>'
+    events = assert_all_splittings(_between, text)
+    assert [c for kind, c in _kinds(events) if kind == "call"] == ["</calls>]"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # text between the array and the end marker
+        '<calls>[{"name": "read_file", "arguments": {"path": "a"}}] and</calls> ok',
+        # the end marker before the array closed
+        '<calls>[{"name": "read_file", "arguments": {"path": "a"}}</calls> ok',
+        # neither an array nor an object: malformed up to the end marker, not before
+        "<calls>read_file</calls> ok",
+    ],
+)
+def test_until_end_tag_a_broken_block_is_one_error_with_its_text(text: str) -> None:
+    events = assert_all_splittings(_between, text)
+    assert not any(isinstance(e, ToolCallEvent) for e in events)
+    errors = [e for e in events if isinstance(e, ParseErrorEvent)]
+    assert [e.error_type for e in errors] == ["malformed_tool"]
+    assert errors[0].span == (0, len(text) - len(" ok"))  # the block ends at its end marker
+    assert "".join(e.text for e in events if isinstance(e, TextOutputEvent)) == text

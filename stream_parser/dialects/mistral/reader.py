@@ -23,7 +23,7 @@ from ...core.kit import (
     ValueRun,
     refuse_chunk,
 )
-from ..json_array import ARRAY_LEAD, IN_OBJECT, JsonArrayReader, json_end_in
+from ..json_array import AFTER_ARRAY, ARRAY_LEAD, JsonArrayReader, json_end_in
 
 TOOL_CALLS: Final = "[TOOL_CALLS]"
 """The token that opens the calls (v3: the array; v11: each call)."""
@@ -43,7 +43,7 @@ _NAME_CHARS: Final = re.compile(r"[A-Za-z0-9_.:\-]+")
 _DECODER: Final = json.JSONDecoder(strict=False)  # lenient: models write raw control chars
 
 # What the block is reading: the array reader's states, then v11's own.
-_NAME, _MARK, _ID, _BEFORE_ARGS, _ARGS = range(IN_OBJECT + 1, IN_OBJECT + 6)
+_NAME, _MARK, _ID, _BEFORE_ARGS, _ARGS = range(AFTER_ARRAY + 1, AFTER_ARRAY + 6)
 
 _end_in = json_end_in
 
