@@ -202,9 +202,6 @@ class _SchemaChecked:
         return "SchemaChecked"
 
 
-_CHECKED: Final = _SchemaChecked()
-
-
 class JsonSchemaArguments(BaseModel):
     """The base class of every argument model built from a JSON Schema.
 
@@ -246,6 +243,11 @@ def _literal(values: Sequence[Any]) -> Any:
 
 
 def _union(members: Sequence[Any]) -> Any:
+    """The union of ``members``, ``str`` first: a string the schema takes stays a string.
+
+    A parameter's text is read by trying the union's members in order; a schema's types
+    have no order, and text that is a valid string is kept as the model wrote it.
+    """
     unique: list[Any] = []
     for member in members:
         if member is Any:
@@ -256,6 +258,7 @@ def _union(members: Sequence[Any]) -> Any:
         return Any
     if len(unique) == 1:
         return unique[0]
+    unique.sort(key=lambda member: member is not str)  # (a stable sort: str, then the rest)
     return Union[tuple(unique)]  # noqa: UP007 -- a union built at run time
 
 
@@ -328,7 +331,12 @@ class _Builder:
     def model(self, node: Node, name: str, names: Mapping[str, str]) -> type[JsonSchemaArguments]:
         fields: dict[str, Any] = {}
         for prop, info in _collect(node).items():
-            annotation = _annotated(self._property_shape(info, name + _camel(prop)), _CHECKED)
+            # A marker of its own per field: typing caches ``Annotated[...]`` by its
+            # arguments, and unions that differ only in order compare equal, so a shared
+            # marker made ``int | str`` come back as an earlier field's ``str | int``.
+            annotation = _annotated(
+                self._property_shape(info, name + _camel(prop)), _SchemaChecked()
+            )
             fields[names[prop]] = (annotation, _field(prop, names[prop], info))
         model = create_model(name, __base__=JsonSchemaArguments, __module__=self.module, **fields)
         if node.description:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import keyword
 import re
 import sys
+import typing
 from pathlib import Path
 from typing import Any, Literal
 
@@ -986,3 +987,23 @@ def test_an_instance_is_returned_as_it_is_and_can_be_copied() -> None:
     found = model.model_validate({"city": "Oslo"})
     assert model.model_validate(found) is found
     assert found.model_copy(update={"days": 2}).days == 2  # type: ignore[attr-defined]
+
+
+def test_a_field_reads_by_its_own_union_whatever_was_built_before() -> None:
+    # Unions that differ only in order compare equal, and typing caches what is built
+    # from them: each field keeps its own order, or text would be read by an earlier
+    # tool's ("3" as 3.0 for integer-or-number).
+    first = one({"type": ["number", "integer"]}).model_fields["v"].annotation
+    second = one({"type": ["integer", "number"]}).model_fields["v"].annotation
+    assert typing.get_args(first) == (float, int)
+    assert typing.get_args(second) == (int, float)
+
+
+@pytest.mark.parametrize("types", [["integer", "string"], ["string", "integer"]])
+def test_text_that_is_a_string_the_schema_takes_stays_a_string(types: list[str]) -> None:
+    tool = Tool.from_json_schema(
+        "t", {"type": "object", "properties": {"v": {"type": types}}}, handler=lambda a: a
+    )
+    parser = StreamToolParser([tool])
+    (call,) = [e for e in parser.feed("<t><v>42</v></t>") + parser.close() if e.kind == "tool_call"]
+    assert call.tool_instance.model_dump()["v"] == "42"
