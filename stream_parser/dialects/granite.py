@@ -39,16 +39,13 @@ so is ``<|end_of_text|>``, the end of each message (:class:`GraniteFraming`).  A
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Final
-
-from pydantic_core import to_jsonable_python
 
 from ..core.kit import CallContext, ParsePlugin, Reader, ReaderPlugin, ThinkingFormat, register
 from ._base import Dialect
 from .hermes import HermesReader
-from .json_array import JsonArrayReader
+from .json_array import JsonArrayReader, call_object, calls_array
 from .llama import LlamaEndMarkers
 from .unmarked_array import BareArrayPlugin
 
@@ -178,19 +175,6 @@ class GraniteArrayPlugin(BareArrayPlugin):
     (``skip_special_tokens=False``), which leaves the array bare.  It is read by the
     unmarked-array rule: a call only when an element names a registered tool and has
     ``"arguments"``; any other JSON is the answer, text exactly as it came.
-
-    Example:
-        >>> from pydantic import BaseModel
-        >>> from stream_parser import StreamToolParser
-        >>> class ReadFile(BaseModel):
-        ...     path: str
-        >>> def read(text: str) -> list[str]:
-        ...     parser = StreamToolParser({"read_file": ReadFile}, plugins=[GraniteArrayPlugin()])
-        ...     return [e.kind for e in parser.feed(text) + parser.close() if e.kind != "framing"]
-        >>> read('[{"name": "read_file", "arguments": {"path": "a"}}]')
-        ['tool_call_start', 'tool_arguments_delta', 'tool_call']
-        >>> read('[{"name": "read_file", "path": "a"}]')  # no "arguments": an answer
-        ['text']
     """
 
     name = "granite_array"
@@ -201,11 +185,6 @@ class GraniteFraming(LlamaEndMarkers):
 
     name = "granite_framing"
     start_tags: tuple[str, ...] = (END_OF_TEXT, *RESPONSE_TAGS)  # type: ignore[assignment]
-
-
-def _json(value: Any) -> str:
-    """A value as the template's ``tojson`` writes it (``", "`` and ``": "``)."""
-    return json.dumps(to_jsonable_python(value, by_alias=True), ensure_ascii=False)
 
 
 class GraniteDialect(Dialect):
@@ -236,11 +215,7 @@ class GraniteDialect(Dialect):
 
     def format_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
         """Write several calls as the one array the model writes after ``<|tool_call|>``."""
-        items = [
-            f'{{"name": {_json(tool_name)}, "arguments": {_json(dict(args))}}}'
-            for tool_name, args in calls
-        ]
-        return f"{TOOL_CALL}[{', '.join(items)}]"
+        return TOOL_CALL + calls_array(calls)
 
     def format_call_4(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write one call as Granite 4.0's template does: a ``<tool_call>`` block.
@@ -251,8 +226,7 @@ class GraniteDialect(Dialect):
             {"name": "read_file", "arguments": {"path": "a.py"}}
             </tool_call>
         """
-        call = f'{{"name": {_json(tool_name)}, "arguments": {_json(dict(args))}}}'
-        return f"{TOOL_CALL_TAGS[0]}\n{call}\n{TOOL_CALL_TAGS[1]}"
+        return f"{TOOL_CALL_TAGS[0]}\n{call_object(tool_name, args)}\n{TOOL_CALL_TAGS[1]}"
 
     def _instructions(self) -> str:
         return "granite_instructions"

@@ -66,6 +66,7 @@ __all__ = [
     "IN_ARRAY",
     "IN_OBJECT",
     "JsonArrayReader",
+    "call_object",
     "calls_array",
     "json_end_in",
 ]
@@ -228,7 +229,9 @@ class JsonArrayReader(Reader):
             if c in _WS:
                 return i + 1, False
             if c in ",]":  # an empty array, an empty element, or a trailing comma
-                self._broken = self._broken or "the array has an empty element"
+                empty = c == "]" and not self._elements
+                why = "the array is empty" if empty else "the array has an empty element"
+                self._broken = self._broken or why
                 if c == "]":
                     return self._array_end(base, i + 1)
                 return i + 1, False
@@ -389,11 +392,17 @@ def calls_array(calls: Iterable[tuple[str, Mapping[str, Any]]]) -> str:
         >>> print(calls_array([("read_file", {"path": "a.py"}), ("now", {})]))
         [{"name": "read_file", "arguments": {"path": "a.py"}}, {"name": "now", "arguments": {}}]
     """
-    items = [
-        f'{{"name": {_json(tool_name)}, "arguments": {_json(dict(args))}}}'
-        for tool_name, args in calls
-    ]
-    return f"[{', '.join(items)}]"
+    return f"[{', '.join(call_object(tool_name, args) for tool_name, args in calls)}]"
+
+
+def call_object(tool_name: str, args: Mapping[str, Any]) -> str:
+    """One call as the array's element (and a hermes-style block's object) is written.
+
+    Example:
+        >>> print(call_object("read_file", {"path": "a.py"}))
+        {"name": "read_file", "arguments": {"path": "a.py"}}
+    """
+    return f'{{"name": {_json(tool_name)}, "arguments": {_json(dict(args))}}}'
 
 
 def _json(value: Any) -> str:

@@ -12,13 +12,20 @@ picks the split its tokenizer resembles.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
-from stream_parser import ParseErrorEvent, ParseEvent, TextOutputEvent, ToolCallEvent
-from stream_parser.testing import check_chunkings
+from stream_parser import (
+    ParseErrorEvent,
+    ParseEvent,
+    ParserConfig,
+    StreamToolParser,
+    TextOutputEvent,
+    ToolCallEvent,
+)
+from stream_parser.testing import check_chunkings, merge_deltas
 from stream_parser.testing.fixtures import TOOLS
 
 
@@ -93,3 +100,30 @@ FAMILY_TOOLS: dict[str, type[BaseModel]] = {
     "get_current_time": GetCurrentTime,
 }
 """``stream_parser.testing.fixtures.TOOLS`` with ``get_weather`` and ``get_current_time``."""
+
+
+def read(
+    dialect: str | tuple[str, ...],
+    text: str,
+    *,
+    tools: Mapping[str, type[BaseModel]] = FAMILY_TOOLS,
+    **config: Any,
+) -> list[ParseEvent]:
+    """The merged events of ``text`` fed whole to a parser of ``dialect`` (and ``config``)."""
+    parser = StreamToolParser(dict(tools), config=ParserConfig(dialect=dialect, **config))
+    return merge_deltas(parser.feed(text) + parser.close())
+
+
+def read_calls(
+    dialect: str | tuple[str, ...],
+    text: str,
+    *,
+    tools: Mapping[str, type[BaseModel]] = FAMILY_TOOLS,
+    **config: Any,
+) -> list[tuple[str, dict[str, Any]]]:
+    """The calls that ran in ``text`` read whole: name and arguments as a dict, in order."""
+    return [
+        (e.tool_name, e.tool_instance.model_dump())
+        for e in read(dialect, text, tools=tools, **config)
+        if isinstance(e, ToolCallEvent)
+    ]

@@ -9,9 +9,9 @@ writes for that message.  The environment is the one Hugging Face's
 loop controls, ``{% generation %}``, ``tojson`` with its keyword arguments,
 ``raise_exception``).
 
-``python -m tests.fixtures.dialects.<name>.render`` writes the family's ``cases.json``;
-``tests/dialects/test_rendered_fixtures.py`` checks that each file is what its script
-writes.
+``python -m tests.fixtures.dialects.<name>.render`` writes the family's ``cases.json``
+(``tests/fixtures/dialects/rendered.py``); the family tests check that each file is
+what its script writes.
 """
 
 from __future__ import annotations
@@ -44,6 +44,10 @@ def _raise(message: str) -> None:
 
 def _tojson(value: Any, ensure_ascii: bool = False, indent: int | None = None, **_: Any) -> str:
     return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent)
+
+
+USER: list[dict[str, Any]] = [{"role": "user", "content": "Help me with this."}]
+"""The conversation the families' template cases answer."""
 
 
 def environment() -> ImmutableSandboxedEnvironment:

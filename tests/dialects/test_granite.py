@@ -11,107 +11,56 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from pydantic import BaseModel
 
 from stream_parser import ConfigError, ParserConfig, StreamToolParser, ToolCallEvent
-from stream_parser.dialects import dialect_for_model, get_dialect
+from stream_parser.dialects import ModelDialect
 from stream_parser.dialects.granite import GraniteDialect
-from stream_parser.testing import check_dialect, merge_deltas
+from stream_parser.testing import merge_deltas
 from stream_parser.testing.dialects import load_cases
-from stream_parser.testing.fixtures import TOOLS
+from tests.dialects.family import THINK, FamilyChecks
+from tests.dialects.support import FAMILY_TOOLS, read_calls
 from tests.fixtures.dialects.granite import render
 
 GRANITE = GraniteDialect()
-
-
-class GetWeather(BaseModel):
-    location: str
-    unit: str | None = None
-
-
-class GetCurrentTime(BaseModel):
-    pass
-
-
-FIXTURE_TOOLS: dict[str, type[BaseModel]] = {
-    **TOOLS,
-    "get_weather": GetWeather,
-    "get_current_time": GetCurrentTime,
-}
 _CASES = load_cases(render.HERE / "cases.json")
 
 
-@pytest.mark.parametrize("case", _CASES, ids=[c["name"] for c in _CASES])
-def test_fixture_cases(case: dict[str, Any]) -> None:
-    assert case["source"]
-    check_dialect("granite", [case], tools=FIXTURE_TOOLS)
+class TestGranite(FamilyChecks):
+    dialect = "granite"
+    render = render
+    names = (
+        ("ibm-granite/granite-3.3-8b-instruct", ModelDialect("granite", THINK)),
+        ("granite3.1-dense:8b", ModelDialect("granite", THINK)),
+        # 4.0 writes <tool_call>{...}</tool_call>, and no reasoning.
+        ("ibm-granite/granite-4.0-h-small", ModelDialect("granite")),
+        ("granite4:micro", ModelDialect("granite")),
+        ("granite-4.1-8b", ModelDialect("granite")),
+        ("ibm-granite/granite-20b-functioncalling", None),
+        ("ibm-granite/granite-guardian-3.2-5b", None),
+        ("ibm-granite/granite-embedding-30m-english", None),
+    )
+    usage = (
+        '<|tool_call|>[{"name": "read_file", "arguments": {"path": "a.py"}}]',
+        "<|tool_call|>",
+    )
 
-
-def test_the_fixtures_are_what_the_template_renders() -> None:
-    written = render.HERE / "cases.json"
-    assert written.read_text(encoding="utf-8") == render.cases_json(render.ABOUT, render.cases())
-    assert any(c["name"].startswith("template_") for c in _CASES)
-    assert sum("#" in c["source"] for c in _CASES) >= 3  # tracker cases name their issue
-
-
-def _calls(text: str) -> list[tuple[str, dict[str, Any]]]:
-    parser = StreamToolParser(FIXTURE_TOOLS, config=ParserConfig(dialect="granite"))
-    events = merge_deltas(parser.feed(text) + parser.close())
-    return [
-        (e.tool_name, e.tool_instance.model_dump()) for e in events if isinstance(e, ToolCallEvent)
-    ]
-
-
-def test_model_names() -> None:
-    for name in ("ibm-granite/granite-3.3-8b-instruct", "granite3.1-dense:8b"):
-        found = dialect_for_model(name)
-        assert found is not None
-        assert found.dialect == "granite"
-        assert found.reasoning == ("<think>", "</think>")
-        assert not found.prefilled_reasoning
-    for name in ("ibm-granite/granite-4.0-h-small", "granite4:micro", "granite-4.1-8b"):
-        granite4 = dialect_for_model(name)
-        assert granite4 is not None
-        assert granite4.dialect == "granite"  # 4.0 writes <tool_call>{...}</tool_call>
-        assert granite4.reasoning is None
-    for other in (
-        "ibm-granite/granite-20b-functioncalling",
-        "ibm-granite/granite-guardian-3.2-5b",
-        "ibm-granite/granite-embedding-30m-english",
-    ):
-        assert dialect_for_model(other) is None
-
-
-def test_usage_instructions_show_the_format() -> None:
-    for language in ("en", "zh"):
-        text = get_dialect("granite").usage_instructions(
-            "read_file", {"path": "a.py"}, language=language
-        )
-        assert '<|tool_call|>[{"name": "read_file", "arguments": {"path": "a.py"}}]' in text
-        assert "<|tool_call|>" in text.split("\n\n")[0]
+    def replies(self, tool: str, args: dict[str, Any]) -> list[str]:
+        # Granite 3's array after prose on the line, and 4.0's block after a line break.
+        return [
+            "Looking. " + GRANITE.format_call(tool, args),
+            "Looking.\n" + GRANITE.format_call_4(tool, args),
+        ]
 
 
 def test_format_calls_writes_one_array() -> None:
-    written = GRANITE.format_calls([("read_file", {"path": "a"}), ("get_current_time", {})])
-    assert _calls(written) == [("read_file", {"path": "a"}), ("get_current_time", {})]
-
-
-_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
-
-
-@settings(max_examples=40, deadline=None)
-@given(query=_TEXT, tags=st.lists(_TEXT, max_size=3), max_results=st.integers())
-def test_format_call_round_trips(query: str, tags: list[str], max_results: int) -> None:
-    args = {"query": query, "tags": tags, "max_results": max_results}
-    assert _calls("Looking. " + GRANITE.format_call("search", args)) == [("search", args)]
-    assert _calls("Looking.\n" + GRANITE.format_call_4("search", args)) == [("search", args)]
+    calls = [("read_file", {"path": "a"}), ("get_current_time", {})]
+    written = GRANITE.format_calls(calls)
+    assert read_calls("granite", written) == calls
 
 
 def _read(dialect: str, text: str) -> tuple[list[tuple[str, Any, int]], str]:
     """The calls (name, instance, index) and the text a dialect reads in ``text``."""
-    parser = StreamToolParser(FIXTURE_TOOLS, config=ParserConfig(dialect=dialect))
+    parser = StreamToolParser(FAMILY_TOOLS, config=ParserConfig(dialect=dialect))
     events = merge_deltas(parser.feed(text) + parser.close())
     calls = [
         (e.tool_name, e.tool_instance, e.call_index) for e in events if isinstance(e, ToolCallEvent)
@@ -134,4 +83,4 @@ def test_granite_4_replies_read_as_hermes_reads_them(name: str) -> None:
 def test_granite_is_not_combined_with_another_tool_call_dialect() -> None:
     # granite reads <tool_call> itself (4.0's blocks, 3.1's list): one owner of the tag.
     with pytest.raises(ConfigError, match="granite and hermes cannot be combined"):
-        StreamToolParser(FIXTURE_TOOLS, config=ParserConfig(dialect=["granite", "hermes"]))
+        StreamToolParser(FAMILY_TOOLS, config=ParserConfig(dialect=["granite", "hermes"]))

@@ -68,6 +68,18 @@ def test_a_trailing_comma_is_one_error_and_no_call() -> None:
     assert "empty element" in errors[0].message
 
 
+@pytest.mark.parametrize(
+    ("array", "why"),
+    [("[]", "the array is empty"), ("[ ]", "the array is empty"), ("[,]", "empty element")],
+)
+def test_an_empty_array_says_so(array: str, why: str) -> None:
+    events = assert_all_splittings(_parser, f"<calls>{array} after")
+    assert not [e for e in events if isinstance(e, ToolCallEvent)]
+    errors = [e for e in events if isinstance(e, ParseErrorEvent)]
+    assert len(errors) == 1
+    assert why in errors[0].message
+
+
 def test_anything_but_an_array_after_the_marker_is_an_error_with_its_text() -> None:
     events = assert_all_splittings(_parser, "<calls>read_file now")
     assert not [e for e in events if isinstance(e, ToolCallEvent)]

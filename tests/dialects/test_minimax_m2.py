@@ -11,58 +11,35 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from pydantic import BaseModel
 
 from stream_parser import ParseErrorEvent, ParserConfig, StreamToolParser, ToolCallEvent
-from stream_parser.dialects import dialect_for_model, get_dialect
+from stream_parser.dialects import ModelDialect
 from stream_parser.dialects.minimax_m2 import MiniMaxDialect
-from stream_parser.testing import check_dialect, merge_deltas
-from stream_parser.testing.dialects import load_cases
-from stream_parser.testing.fixtures import TOOLS
+from tests.dialects.family import THINK, FamilyChecks
+from tests.dialects.support import FAMILY_TOOLS, read_calls
 from tests.fixtures.dialects.minimax_m2 import render
 from tests.helpers import ENDINGS, assert_all_splittings
 
 MINIMAX = MiniMaxDialect()
 
 
-class GetWeather(BaseModel):
-    location: str
-    unit: str | None = None
+class TestMiniMaxM2(FamilyChecks):
+    dialect = "minimax_m2"
+    render = render
+    names = (
+        ("MiniMaxAI/MiniMax-M2", ModelDialect("minimax_m2", THINK, True)),
+        ("MiniMaxAI/MiniMax-M2.1", ModelDialect("minimax_m2", THINK, True)),
+        ("MiniMaxAI/MiniMax-M2.5", ModelDialect("minimax_m2", THINK, True)),
+        ("hf.co/unsloth/MiniMax-M2-GGUF:Q4_K_M", ModelDialect("minimax_m2", THINK, True)),
+    )
+    # M1 writes another form; M3 is not read until its template is.
+    others = ("MiniMaxAI/MiniMax-M1-80k", "MiniMaxAI/MiniMax-M3")
+    usage = ('<parameter name="path">a.py</parameter>', "<minimax:tool_call>")
+    refuses_values = True  # </parameter> followed by a tag of the format
 
 
-class GetCurrentTime(BaseModel):
-    pass
-
-
-FIXTURE_TOOLS: dict[str, type[BaseModel]] = {
-    **TOOLS,
-    "get_weather": GetWeather,
-    "get_current_time": GetCurrentTime,
-}
-_CASES = load_cases(render.HERE / "cases.json")
-
-
-@pytest.mark.parametrize("case", _CASES, ids=[c["name"] for c in _CASES])
-def test_fixture_cases(case: dict[str, Any]) -> None:
-    assert case["source"]
-    check_dialect("minimax_m2", [case], tools=FIXTURE_TOOLS)
-
-
-def test_the_fixtures_are_what_the_template_renders() -> None:
-    written = render.HERE / "cases.json"
-    assert written.read_text(encoding="utf-8") == render.cases_json(render.ABOUT, render.cases())
-    assert any(c["name"].startswith("template_") for c in _CASES)
-    assert sum("#" in c["source"] for c in _CASES) >= 3  # tracker cases name their issue
-
-
-def _calls(text: str, **config: Any) -> list[tuple[str, dict[str, Any]]]:
-    parser = StreamToolParser(FIXTURE_TOOLS, config=ParserConfig(dialect="minimax_m2", **config))
-    events = merge_deltas(parser.feed(text) + parser.close())
-    return [
-        (e.tool_name, e.tool_instance.model_dump()) for e in events if isinstance(e, ToolCallEvent)
-    ]
+def _calls(text: str) -> list[tuple[str, dict[str, Any]]]:
+    return read_calls("minimax_m2", text)
 
 
 def test_a_call_without_its_invoke_close_runs_only_when_the_block_ends() -> None:
@@ -71,7 +48,7 @@ def test_a_call_without_its_invoke_close_runs_only_when_the_block_ends() -> None
     # At the stream's end another parameter may have been coming: the call is cut.
 
     def factory() -> StreamToolParser:
-        return StreamToolParser(FIXTURE_TOOLS, config=ParserConfig(dialect="minimax_m2"))
+        return StreamToolParser(FAMILY_TOOLS, config=ParserConfig(dialect="minimax_m2"))
 
     for end in ENDINGS:
         events = assert_all_splittings(factory, body, end=end)
@@ -94,53 +71,6 @@ def test_a_string_field_keeps_json_looking_text() -> None:
         '\n<parameter name="tags">["x"]</parameter>\n</invoke>\n</minimax:tool_call>'
     )
     assert _calls(text) == [("search", {"query": '"quoted"', "max_results": 10, "tags": ["x"]})]
-
-
-@pytest.mark.parametrize(
-    ("name", "mapped"),
-    [
-        ("MiniMaxAI/MiniMax-M2", True),
-        ("MiniMaxAI/MiniMax-M2.1", True),
-        ("MiniMaxAI/MiniMax-M2.5", True),
-        ("hf.co/unsloth/MiniMax-M2-GGUF:Q4_K_M", True),
-        ("MiniMaxAI/MiniMax-M1-80k", False),  # another form
-        ("MiniMaxAI/MiniMax-M3", False),  # not read until its template is
-    ],
-)
-def test_model_names(name: str, mapped: bool) -> None:
-    found = dialect_for_model(name)
-    if not mapped:
-        assert found is None or found.dialect != "minimax_m2"
-        return
-    assert found is not None
-    assert (found.dialect, found.reasoning, found.prefilled_reasoning) == (
-        "minimax_m2",
-        ("<think>", "</think>"),
-        True,
-    )
-
-
-def test_usage_instructions_show_the_format() -> None:
-    for language in ("en", "zh"):
-        text = get_dialect("minimax_m2").usage_instructions(
-            "read_file", {"path": "a.py"}, language=language
-        )
-        assert '<parameter name="path">a.py</parameter>' in text
-        assert "<minimax:tool_call>" in text.split("\n\n")[0]
-
-
-_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
-
-
-@settings(max_examples=40, deadline=None)
-@given(query=_TEXT, tags=st.lists(_TEXT, max_size=3), max_results=st.integers())
-def test_format_call_round_trips(query: str, tags: list[str], max_results: int) -> None:
-    args = {"query": query, "tags": tags, "max_results": max_results}
-    try:
-        written = MINIMAX.format_call("search", args)
-    except ValueError:
-        return  # </parameter> followed by a tag of the format: refused
-    assert _calls("Looking.\n" + written) == [("search", args)]
 
 
 def test_format_call_refuses_what_cannot_be_read_back() -> None:

@@ -20,24 +20,20 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from stream_parser import ParserConfig, StreamToolParser, ToolCallEvent
-from stream_parser.dialects import dialect_for_model, get_dialect
+from stream_parser.dialects import ModelDialect
 from stream_parser.dialects.llama.pythonic import (
     format_pythonic_call,
     literal_value,
     parse_pythonic_call,
 )
 from stream_parser.dialects.pythonic import PythonicDialect
-from stream_parser.testing import check_dialect, merge_deltas
+from stream_parser.testing import check_dialect
 from stream_parser.testing.dialects import load_cases
-from stream_parser.testing.fixtures import TOOLS
+from tests.dialects.family import THINK, FamilyChecks
+from tests.dialects.support import FAMILY_TOOLS, read
 from tests.fixtures.dialects.pythonic import render
 
 PYTHONIC = PythonicDialect()
-
-
-class GetWeather(BaseModel):
-    location: str
-    unit: str | None = None
 
 
 class MemoryGet(BaseModel):
@@ -45,25 +41,30 @@ class MemoryGet(BaseModel):
     to: int | None = None
 
 
-FIXTURE_TOOLS: dict[str, type[BaseModel]] = {
-    **TOOLS,
-    "get_weather": GetWeather,
-    "memory_get": MemoryGet,
-}
+FIXTURE_TOOLS: dict[str, type[BaseModel]] = {**FAMILY_TOOLS, "memory_get": MemoryGet}
 _CASES = load_cases(render.HERE / "cases.json")
 _TRACKER = {c["name"]: c for c in _CASES if c["source"].startswith(render.PR)}
 
 
-@pytest.mark.parametrize("case", _CASES, ids=[c["name"] for c in _CASES])
-def test_fixture_cases(case: dict[str, Any]) -> None:
-    assert case["source"]
-    check_dialect("pythonic", [case], tools=FIXTURE_TOOLS)
+class TestPythonic(FamilyChecks):
+    dialect = "pythonic"
+    render = render
+    tools = FIXTURE_TOOLS
+    templates = 3  # one per template
+    names = (
+        ("LiquidAI/LFM2-1.2B-Tool", ModelDialect("pythonic", THINK)),
+        ("LiquidAI/LFM2.5-8B-A1B", ModelDialect("pythonic", THINK)),
+        ("allenai/Olmo-3-7B-Instruct", ModelDialect("pythonic")),
+        ("allenai/Olmo-3-32B-Think", ModelDialect("pythonic", THINK, True)),
+        ("meta-llama/Llama-4-Scout-17B-16E-Instruct", ModelDialect("llama")),
+    )
+    usage = (
+        '<|tool_call_start|>[read_file(path="a.py")]<|tool_call_end|>',
+        "<|tool_call_start|>",
+    )
 
 
-def test_the_fixtures_are_what_the_templates_render() -> None:
-    written = render.HERE / "cases.json"
-    assert written.read_text(encoding="utf-8") == render.cases_json(render.ABOUT, render.cases())
-    assert sum(c["name"].startswith("template_") for c in _CASES) >= 3  # one per template
+def test_the_tracker_cases_are_the_pull_requests_three() -> None:
     assert len(_TRACKER) == 3  # vLLM PR #48171's three cases
 
 
@@ -83,8 +84,7 @@ def test_the_shared_reader_fixes_llama_too(name: str) -> None:
 
 
 def _events(dialect: str, text: str) -> list[Any]:
-    parser = StreamToolParser(FIXTURE_TOOLS, config=ParserConfig(dialect=dialect))
-    return merge_deltas(parser.feed(text) + parser.close())
+    return read(dialect, text, tools=FIXTURE_TOOLS)
 
 
 def test_a_llama4_list_reads_the_same_under_both_dialects() -> None:
@@ -98,37 +98,6 @@ def test_nothing_is_evaluated() -> None:
     assert isinstance(parse_pythonic_call("read_file(path=__import__('os').getcwd())"), str)
     events = _events("pythonic", "<|tool_call_start|>[read_file(path=open('x').read())]")
     assert not [e for e in events if isinstance(e, ToolCallEvent)]
-
-
-@pytest.mark.parametrize(
-    ("name", "dialect", "reasoning", "prefilled"),
-    [
-        ("LiquidAI/LFM2-1.2B-Tool", "pythonic", ("<think>", "</think>"), False),
-        ("LiquidAI/LFM2.5-8B-A1B", "pythonic", ("<think>", "</think>"), False),
-        ("allenai/Olmo-3-7B-Instruct", "pythonic", None, False),
-        ("allenai/Olmo-3-32B-Think", "pythonic", ("<think>", "</think>"), True),
-        ("meta-llama/Llama-4-Scout-17B-16E-Instruct", "llama", None, False),
-    ],
-)
-def test_model_names(
-    name: str, dialect: str, reasoning: tuple[str, str] | None, prefilled: bool
-) -> None:
-    found = dialect_for_model(name)
-    assert found is not None
-    assert (found.dialect, found.reasoning, found.prefilled_reasoning) == (
-        dialect,
-        reasoning,
-        prefilled,
-    )
-
-
-def test_usage_instructions_show_the_format() -> None:
-    for language in ("en", "zh"):
-        text = get_dialect("pythonic").usage_instructions(
-            "read_file", {"path": "a.py"}, language=language
-        )
-        assert '<|tool_call_start|>[read_file(path="a.py")]<|tool_call_end|>' in text
-        assert "<|tool_call_start|>" in text.split("\n\n")[0]
 
 
 _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
@@ -145,26 +114,6 @@ _VALUES = st.recursive(
 def test_format_call_round_trips_any_value(args: dict[str, Any]) -> None:
     written = format_pythonic_call([("anything", args)])
     assert parse_pythonic_call(written[1:-1]) == ("anything", args)
-
-
-@settings(max_examples=30, deadline=None)
-@given(query=_TEXT, tags=st.lists(_TEXT, max_size=3), max_results=st.integers(), data=st.data())
-def test_format_call_round_trips_through_the_parser(
-    query: str, tags: list[str], max_results: int, data: st.DataObject
-) -> None:
-    args = {"query": query, "tags": tags, "max_results": max_results}
-    text = "Looking.\n" + PYTHONIC.format_call("search", args)
-    cut = data.draw(st.integers(min_value=0, max_value=len(text)))
-    # Whole, one character at a time (every string's escapes cut), and split in two.
-    for pieces in ([text], list(text), [text[:cut], text[cut:]]):
-        parser = StreamToolParser(FIXTURE_TOOLS, config=ParserConfig(dialect="pythonic"))
-        events = [e for piece in pieces for e in parser.feed(piece)] + parser.close()
-        calls = [
-            (e.tool_name, e.tool_instance.model_dump())
-            for e in events
-            if isinstance(e, ToolCallEvent)
-        ]
-        assert calls == [("search", args)]
 
 
 def test_every_python_keyword_names_a_parameter() -> None:

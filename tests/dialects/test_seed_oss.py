@@ -11,28 +11,29 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from stream_parser import ParserConfig, StreamToolParser, ToolCallEvent
-from stream_parser.dialects import dialect_for_model, get_dialect
+from stream_parser import ParseEvent, ToolCallEvent
+from stream_parser.dialects import ModelDialect
 from stream_parser.dialects.seed_oss import SeedOssDialect
-from stream_parser.testing import check_dialect, merge_deltas
-from stream_parser.testing.dialects import load_cases
-from stream_parser.testing.fixtures import TOOLS
+from tests.dialects.family import FamilyChecks
+from tests.dialects.support import FAMILY_TOOLS, read, read_calls
 from tests.fixtures.dialects.seed_oss import render
 
 SEED = SeedOssDialect()
+SEED_THINK = ("<seed:think>", "</seed:think>")
 
 
-class GetWeather(BaseModel):
-    location: str
-    unit: str | None = None
-
-
-class GetCurrentTime(BaseModel):
-    pass
+class TestSeedOss(FamilyChecks):
+    dialect = "seed_oss"
+    render = render
+    names = (
+        ("ByteDance-Seed/Seed-OSS-36B-Instruct", ModelDialect("seed_oss", SEED_THINK)),
+        ("seed-oss:36b", ModelDialect("seed_oss", SEED_THINK)),
+        ("seed_oss", ModelDialect("seed_oss", SEED_THINK)),
+    )
+    usage = ("<parameter=path>a.py</parameter>", "<seed:tool_call>")
+    refuses_values = True  # markup the reader would take for the call's structure
 
 
 class Settings(BaseModel):
@@ -41,39 +42,15 @@ class Settings(BaseModel):
     note: str = ""
 
 
-FIXTURE_TOOLS: dict[str, type[BaseModel]] = {
-    **TOOLS,
-    "get_weather": GetWeather,
-    "get_current_time": GetCurrentTime,
-}
-ALL_TOOLS = {**FIXTURE_TOOLS, "settings": Settings}
-_CASES = load_cases(render.HERE / "cases.json")
+ALL_TOOLS = {**FAMILY_TOOLS, "settings": Settings}
 
 
-@pytest.mark.parametrize("case", _CASES, ids=[c["name"] for c in _CASES])
-def test_fixture_cases(case: dict[str, Any]) -> None:
-    assert case["source"]
-    check_dialect("seed_oss", [case], tools=FIXTURE_TOOLS)
-
-
-def test_the_fixtures_are_what_the_template_renders() -> None:
-    written = render.HERE / "cases.json"
-    assert written.read_text(encoding="utf-8") == render.cases_json(render.ABOUT, render.cases())
-    assert any(c["name"].startswith("template_") for c in _CASES)
-    assert sum("#" in c["source"] for c in _CASES) >= 3  # tracker cases name their issue
-
-
-def _events(text: str, **config: Any) -> list[Any]:
-    parser = StreamToolParser(ALL_TOOLS, config=ParserConfig(dialect="seed_oss", **config))
-    return merge_deltas(parser.feed(text) + parser.close())
+def _events(text: str) -> list[ParseEvent]:
+    return read("seed_oss", text, tools=ALL_TOOLS)
 
 
 def _calls(text: str) -> list[tuple[str, dict[str, Any]]]:
-    return [
-        (e.tool_name, e.tool_instance.model_dump())
-        for e in _events(text)
-        if isinstance(e, ToolCallEvent)
-    ]
+    return read_calls("seed_oss", text, tools=ALL_TOOLS)
 
 
 def _block(**values: str) -> str:
@@ -94,38 +71,6 @@ def test_a_value_that_is_code_is_never_evaluated() -> None:
     events = _events(_block(flags="__import__('os').system('echo hi')"))
     assert not [e for e in events if isinstance(e, ToolCallEvent)]
     assert [e.error_type for e in events if e.kind == "error"] == ["invalid_params"]
-
-
-def test_model_names() -> None:
-    for name in ("ByteDance-Seed/Seed-OSS-36B-Instruct", "seed-oss:36b", "seed_oss"):
-        found = dialect_for_model(name)
-        assert found is not None
-        assert found.dialect == "seed_oss"
-        assert found.reasoning == ("<seed:think>", "</seed:think>")
-        assert not found.prefilled_reasoning
-
-
-def test_usage_instructions_show_the_format() -> None:
-    for language in ("en", "zh"):
-        text = get_dialect("seed_oss").usage_instructions(
-            "read_file", {"path": "a.py"}, language=language
-        )
-        assert "<parameter=path>a.py</parameter>" in text
-        assert "<seed:tool_call>" in text.split("\n\n")[0]
-
-
-_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
-
-
-@settings(max_examples=40, deadline=None)
-@given(query=_TEXT, tags=st.lists(_TEXT, max_size=3), max_results=st.integers())
-def test_format_call_round_trips(query: str, tags: list[str], max_results: int) -> None:
-    args = {"query": query, "tags": tags, "max_results": max_results}
-    try:
-        written = SEED.format_call("search", args)
-    except ValueError:
-        return  # markup the reader would take for the call's structure: refused
-    assert _calls("Looking.\n" + written) == [("search", args)]
 
 
 def test_format_call_refuses_what_cannot_be_read_back() -> None:

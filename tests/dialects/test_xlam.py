@@ -11,29 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from stream_parser import ParserConfig, StreamToolParser, ToolArgumentsDeltaEvent, ToolCallEvent
-from stream_parser.dialects import dialect_for_model, get_dialect
+from stream_parser import ParserConfig, StreamToolParser, ToolArgumentsDeltaEvent
+from stream_parser.dialects import ModelDialect, get_dialect
 from stream_parser.dialects.xlam import XlamDialect
 from stream_parser.errors import ConfigError
-from stream_parser.testing import check_chunkings, check_dialect, merge_deltas
-from stream_parser.testing.dialects import load_cases
-from stream_parser.testing.fixtures import TOOLS
+from stream_parser.testing import check_chunkings, merge_deltas
+from tests.dialects.family import FamilyChecks
+from tests.dialects.support import FAMILY_TOOLS, read_calls
 from tests.fixtures.dialects.xlam import render
 
 XLAM = XlamDialect()
-
-
-class GetWeather(BaseModel):
-    location: str
-    unit: str | None = None
-
-
-class GetCurrentTime(BaseModel):
-    pass
 
 
 class GetCurrentWeather(BaseModel):
@@ -43,25 +32,29 @@ class GetCurrentWeather(BaseModel):
 
 
 FIXTURE_TOOLS: dict[str, type[BaseModel]] = {
-    **TOOLS,
-    "get_weather": GetWeather,
-    "get_current_time": GetCurrentTime,
+    **FAMILY_TOOLS,
     "get_current_weather": GetCurrentWeather,
 }
-_CASES = load_cases(render.HERE / "cases.json")
 
 
-@pytest.mark.parametrize("case", _CASES, ids=[c["name"] for c in _CASES])
-def test_fixture_cases(case: dict[str, Any]) -> None:
-    assert case["source"]
-    check_dialect("xlam", [case], tools=FIXTURE_TOOLS)
+class TestXlam(FamilyChecks):
+    dialect = "xlam"
+    render = render
+    tools = FIXTURE_TOOLS
+    trackers = 4
+    names = (
+        ("Salesforce/Llama-xLAM-2-8b-fc-r", ModelDialect("xlam")),
+        ("Salesforce/xLAM-2-32b-fc-r", ModelDialect("xlam")),
+        ("Salesforce/xLAM-2-1b-fc-r-gguf", ModelDialect("xlam")),
+        ("llama-xlam-2-70b-fc-r", ModelDialect("xlam")),
+    )
+    others = ("Salesforce/xLAM-7b-fc-r", "Salesforce/xLAM-8x7b-r")
+    usage = ('[{"name": "read_file", "arguments": {"path": "a.py"}}]', "JSON")
 
-
-def test_the_fixtures_are_what_the_templates_render() -> None:
-    written = render.HERE / "cases.json"
-    assert written.read_text(encoding="utf-8") == render.cases_json(render.ABOUT, render.cases())
-    assert any(c["name"].startswith("template_") for c in _CASES)
-    assert sum("#" in c["source"] for c in _CASES) >= 4  # tracker cases name their issue
+    def replies(self, tool: str, args: dict[str, Any]) -> list[str]:
+        # The array is a call where it opens the reply, or fenced after prose.
+        written = XLAM.format_call(tool, args)
+        return [written, "Looking.\n```json\n" + written + "\n```"]
 
 
 def _parser() -> StreamToolParser:
@@ -108,53 +101,16 @@ def test_dialects_that_claim_its_markers_cannot_be_combined_with_it() -> None:
             StreamToolParser(FIXTURE_TOOLS, config=ParserConfig(dialect=("xlam", other)))
 
 
-def test_model_names() -> None:
-    for name in (
-        "Salesforce/Llama-xLAM-2-8b-fc-r",
-        "Salesforce/xLAM-2-32b-fc-r",
-        "Salesforce/xLAM-2-1b-fc-r-gguf",
-        "llama-xlam-2-70b-fc-r",
-    ):
-        found = dialect_for_model(name)
-        assert found is not None, name
-        assert found.dialect == "xlam"
-        assert found.reasoning is None
-    for other in ("Salesforce/xLAM-7b-fc-r", "Salesforce/xLAM-8x7b-r"):
-        found = dialect_for_model(other)
-        assert found is None or found.dialect != "xlam", other
-
-
-def test_usage_instructions_show_the_format() -> None:
+def test_usage_instructions_end_with_the_example() -> None:
     for language in ("en", "zh"):
         text = get_dialect("xlam").usage_instructions(
             "read_file", {"path": "a.py"}, language=language
         )
         assert text.endswith('[{"name": "read_file", "arguments": {"path": "a.py"}}]')
-        assert "JSON" in text.split("\n\n")[0]
-
-
-def _calls(text: str) -> list[tuple[str, dict[str, Any]]]:
-    parser = _parser()
-    events = merge_deltas(parser.feed(text) + parser.close())
-    return [
-        (e.tool_name, e.tool_instance.model_dump()) for e in events if isinstance(e, ToolCallEvent)
-    ]
 
 
 def test_format_calls_writes_one_array() -> None:
-    written = XLAM.format_calls([("read_file", {"path": "a"}), ("get_current_time", {})])
+    calls = [("read_file", {"path": "a"}), ("get_current_time", {})]
+    written = XLAM.format_calls(calls)
     assert written.startswith("[") and written.count("[") == 1
-    assert _calls(written) == [("read_file", {"path": "a"}), ("get_current_time", {})]
-
-
-_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
-
-
-@settings(max_examples=40, deadline=None)
-@given(query=_TEXT, tags=st.lists(_TEXT, max_size=3), max_results=st.integers())
-def test_format_call_round_trips(query: str, tags: list[str], max_results: int) -> None:
-    args = {"query": query, "tags": tags, "max_results": max_results}
-    assert _calls(XLAM.format_call("search", args)) == [("search", args)]
-    assert _calls("Looking.\n```json\n" + XLAM.format_call("search", args) + "\n```") == [
-        ("search", args)
-    ]
+    assert read_calls("xlam", written) == calls

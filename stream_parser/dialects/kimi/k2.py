@@ -35,6 +35,7 @@ from ...core.kit import (
 if TYPE_CHECKING:
     pass
 from .markers import (
+    _NOT_WS,
     _WS,
     ARGUMENT_BEGIN,
     CALL_BEGIN,
@@ -144,17 +145,20 @@ class KimiK2Reader(Reader):
 
     def finish(self, block: PluginBlock) -> list[ParseEvent]:
         """Parse the closed call once: its header, then its JSON arguments."""
-        header, marker, arguments = block.content.partition(ARGUMENT_BEGIN)
-        if not marker:
+        # The arguments are read in place, not cut out: a 1 MB value is not copied again.
+        content = block.content
+        at = content.find(ARGUMENT_BEGIN)
+        if at < 0:
             return self._malformed(f"{ARGUMENT_BEGIN} is missing", block)
+        header, arguments_from = content[:at], at + len(ARGUMENT_BEGIN)
         name = k2_tool_name(header)
         if name is None:
             return self._malformed(f"the call id {header.strip(_WS)[:40]!r} names no tool", block)
         model = self.call.tool_registry.get(name)
         if model is None:
             return self.call.unknown_tool(name, block)
-        if arguments.strip(_WS):
-            value, unreadable = _decode_json(arguments)
+        if _NOT_WS.search(content, arguments_from) is not None:
+            value, unreadable = _decode_json(content, arguments_from)
             if unreadable:
                 return self._malformed(f"the arguments of {name!r} {unreadable}", block)
         else:

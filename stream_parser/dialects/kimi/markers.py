@@ -166,14 +166,20 @@ def k2_tool_name(header: str) -> str | None:
     return name
 
 
-def _decode_json(text: str) -> tuple[object, str]:
-    """One JSON value and nothing else, or why not."""
-    start = len(text) - len(text.lstrip(_WS))
+_NOT_WS: Final = re.compile(r"[^ \t\r\n]")
+
+
+def _decode_json(text: str, start: int = 0) -> tuple[object, str]:
+    """One JSON value and nothing else in ``text[start:]``, or why not.
+
+    Read in place (no copy of the text: a 1 MB argument is not held twice).
+    """
+    first = _NOT_WS.search(text, start)
     try:
-        value, end = _DECODER.raw_decode(text, start)
+        value, end = _DECODER.raw_decode(text, len(text) if first is None else first.start())
     except (ValueError, RecursionError) as exc:
         return None, f"is not valid JSON ({exc})"
-    rest = text[end:].strip(_WS)
-    if rest:
-        return None, f"has text after its JSON value: {rest[:20]!r}"
+    rest = _NOT_WS.search(text, end)
+    if rest is not None:
+        return None, f"has text after its JSON value: {text[rest.start() : rest.start() + 20]!r}"
     return value, ""
