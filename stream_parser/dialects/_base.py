@@ -8,9 +8,12 @@ A *dialect* is one way of writing tool calls in text.  It has two faces:
   ``<tool_call>``) share one plugin, because the tag table lets a tag be claimed once:
   they name the same :attr:`Dialect.plugin_key`, and one plugin is built for all of the
   configured ones (:func:`stream_parser.dialects.dialect_plugins`).
-* **Writing.**  :meth:`Dialect.format_call` writes a call in the dialect and
+* **Writing.**  :meth:`Dialect.format_call` writes a call in the dialect,
+  :meth:`Dialect.format_calls` a reply's several calls the way its model writes them
+  (one array, one section, one list, or the calls one after another), and
   :meth:`Dialect.usage_instructions` explains the format, so that an agent whose model
-  speaks the dialect can show it in its prompt.
+  speaks the dialect can show it in its prompt, and ``stream-parser serve`` can write a
+  conversation's past calls as the model's template would.
 
 Each dialect is registered once, as a record on the core's registry
 (:meth:`Dialect.record`, :func:`~stream_parser.core.kit.register`): the record's facts
@@ -97,6 +100,9 @@ class Dialect:
         shared_rules: :meth:`usage_instructions` ends with the rules every format
             shares (``call_rules``); False for a format whose own instructions say it all
             (a call that is the whole reply: llama, xlam).
+        call_separator: what :meth:`format_calls` writes between two calls by default
+            (the text a chat template puts between consecutive calls: a newline, or
+            nothing).
     """
 
     name: ClassVar[str] = ""
@@ -114,6 +120,7 @@ class Dialect:
     companion: ClassVar[type[ParsePlugin] | None] = None
     markers: ClassVar[tuple[str, ...]] = ()
     shared_rules: ClassVar[bool] = True
+    call_separator: ClassVar[str] = "\n"
 
     def record(self) -> DialectRecord:
         """The dialect's record for the registry: its facts, and itself as the writer.
@@ -169,6 +176,35 @@ class Dialect:
         """
         raise NotImplementedError
 
+    def format_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+        """Write a reply's calls, in order, as a model speaking this dialect writes them.
+
+        By default each call is written by :meth:`format_call` and the calls are joined
+        by :attr:`call_separator`, which is right for a format whose model writes each
+        call in a block of its own.  A dialect whose model writes several calls in one
+        structure (one JSON array, one section of calls, one list) overrides this, so
+        that several calls are written in that one structure, as its chat template
+        renders a past turn's calls.
+
+        Args:
+            calls: (tool name, arguments) pairs, in order; arguments as for
+                :meth:`format_call`.
+
+        Returns:
+            The text of the calls, without a trailing newline.
+
+        Raises:
+            ValueError: a name or value cannot be written (as :meth:`format_call`).
+
+        Example:
+            >>> print(XmlDialect().format_calls([("read_file", {"path": "a.py"}), ("now", {})]))
+            <read_file>
+            <path>a.py</path>
+            </read_file><now>
+            </now>
+        """
+        return self.call_separator.join(self.format_call(name, args) for name, args in calls)
+
     def usage_instructions(
         self,
         example_tool: str = "tool_name",
@@ -223,6 +259,8 @@ class XmlDialect(Dialect):
     plugin_key = None
     # The usual tags, declared so that they stay when combined with a family of its own.
     thinking = ThinkingFormat(DEFAULT_THINKING_TAGS)
+    # Text between two calls is text in this format: a turn's calls go back to back.
+    call_separator = ""
 
     def format_call(self, tool_name: str, args: Mapping[str, Any]) -> str:
         """Write ``<tool>``, one ``<param>value</param>`` per argument, ``</tool>``.

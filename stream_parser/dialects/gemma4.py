@@ -301,6 +301,7 @@ class Gemma4Dialect(Dialect):
 
     name = "gemma4"
     title = "call:NAME{key:value} between <|tool_call> and <tool_call|> tokens (Gemma 4)"
+    call_separator = ""  # the template writes a turn's calls one after another
     plugin_key = "gemma4"
     framing = GEMMA4_FRAMING
     thinking = GEMMA4_THINKING

@@ -459,6 +459,7 @@ class GlmDialect(ToolCallTagDialect):
 
     name = "glm"
     title = "<arg_key> and <arg_value> tags after the tool's name in <tool_call> tags (GLM)"
+    call_separator = ""  # GLM-4.7's template writes a turn's calls one after another
     framing = GLM_FRAMING
     thinking = GLM_THINKING
     block_reader = GlmReader
@@ -486,8 +487,7 @@ class GlmDialect(ToolCallTagDialect):
             if _AMBIGUOUS.search(text):
                 raise ValueError(
                     f"parameter {param!r} of {tool_name!r} cannot be written in the glm "
-                    "format: its value holds </arg_value> followed by <arg_key> or "
-                    "</tool_call>"
+                    "format: its value holds </arg_value> followed by <arg_key> or </tool_call>"
                 )
             parts.append(f"{_KEY_OPEN}{param}{_KEY_CLOSE}{_VALUE_OPEN}{text}{_VALUE_CLOSE}")
         parts.append("</tool_call>")

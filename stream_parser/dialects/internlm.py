@@ -94,6 +94,7 @@ class InternLMDialect(Dialect):
 
     name = "internlm"
     title = '<|action_start|><|plugin|>{"name": ..., "parameters": {...}}<|action_end|> (InternLM)'
+    call_separator = ""  # the template writes a turn's blocks one after another
     plugin_key = "internlm"
     special_tokens = True  # every marker is a special token: servers drop them unless asked
     markers = (ACTION_START, PLUGIN)  # two tokens: check_dialect streams each as one

@@ -96,6 +96,7 @@ class LongcatDialect(Dialect):
 
     name = "longcat"
     title = "a JSON object with the tool's name and arguments in <longcat_tool_call> tags"
+    call_separator = ""  # the template places a turn's calls one after another
     plugin_key = "longcat"
     # </longcat_s> is the tokenizer's end-of-sequence token; vLLM's LongCat parser (the
     # hermes one, other markers) asks its server to keep special tokens. Asking does no

@@ -292,24 +292,41 @@ class MiniMaxDialect(Dialect):
                 ``</parameter>`` followed by a tag of the format, which the reader would
                 take for the value's end.
         """
-        if not tool_name or any(c in tool_name for c in "\"'<>\n"):
-            raise ValueError(f"the tool name {tool_name!r} cannot be written in minimax_m2")
-        lines = [CALL_START, f'<invoke name="{tool_name}">']
-        for param, value in args.items():
-            text = value_text(value)
-            if _ambiguous(text):
-                raise ValueError(
-                    f"parameter {param!r} of {tool_name!r} cannot be written in minimax_m2: "
-                    "its value holds </parameter> followed by a tag of the format"
-                )
-            if text.startswith(("\n", "\r\n")) or text.endswith("\n"):
-                text = f"\n{text}\n"
-            lines.append(f'<parameter name="{param}">{text}</parameter>')
-        lines += ["</invoke>", CALL_END]
+        return self.format_calls([(tool_name, args)])
+
+    def format_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+        """Write a turn's calls as the template renders them: one ``invoke`` each, in one block.
+
+        Raises:
+            ValueError: as :meth:`format_call`.
+        """
+        lines = [CALL_START]
+        for tool_name, args in calls:
+            lines += _invoke_lines(tool_name, args)
+        lines.append(CALL_END)
         return "\n".join(lines)
 
     def _instructions(self) -> str:
         return "minimax_m2_instructions"
+
+
+def _invoke_lines(tool_name: str, args: Mapping[str, Any]) -> list[str]:
+    """One call's ``invoke`` element, line by line."""
+    if not tool_name or any(c in tool_name for c in "\"'<>\n"):
+        raise ValueError(f"the tool name {tool_name!r} cannot be written in minimax_m2")
+    lines = [f'<invoke name="{tool_name}">']
+    for param, value in args.items():
+        text = value_text(value)
+        if _ambiguous(text):
+            raise ValueError(
+                f"parameter {param!r} of {tool_name!r} cannot be written in minimax_m2: "
+                "its value holds </parameter> followed by a tag of the format"
+            )
+        if text.startswith(("\n", "\r\n")) or text.endswith("\n"):
+            text = f"\n{text}\n"
+        lines.append(f'<parameter name="{param}">{text}</parameter>')
+    lines.append("</invoke>")
+    return lines
 
 
 register(MiniMaxDialect().record())

@@ -232,7 +232,8 @@ class ChatRewriter:
         the start of the first user message) in the dialect's words, as a
         ``ReActAgent`` writes them; ``tools`` and ``tool_choice`` are not sent.  An
         assistant message's ``tool_calls`` become the calls written as the dialect
-        writes them, and ``tool`` messages become one user message of observations, the
+        writes a turn's calls (``format_calls``: one array for xlam, one section for
+        kimi), and ``tool`` messages become one user message of observations, the
         text the ReAct agent sends.
         """
         body = self.upstream_body
@@ -425,8 +426,15 @@ class ChatRewriter:
 
 
 def _written_calls(message: Mapping[str, Any], dialect: Any, names: dict[str, str]) -> Any:
-    """An assistant message with its native calls written into its text, as the dialect does."""
+    """An assistant message with its native calls written into its text, as the dialect does.
+
+    The calls are written together by the dialect's ``format_calls``, so that a format
+    whose model writes a turn's calls in one structure (one array, one section) shows
+    them so; a call whose arguments are no JSON object is said as it came, on a line of
+    its own, between the runs of calls around it.
+    """
     parts = [str(message.get("content") or "")]
+    run: list[tuple[str, Mapping[str, Any]]] = []  # the calls written together
     for call in message.get("tool_calls") or ():
         function = call.get("function") if isinstance(call, Mapping) else None
         if not isinstance(function, Mapping):
@@ -439,13 +447,34 @@ def _written_calls(message: Mapping[str, Any], dialect: Any, names: dict[str, st
         except ValueError:
             arguments = None
         if isinstance(arguments, Mapping):
-            parts.append(dialect.format_call(name, arguments))
-        else:  # arguments that are no JSON object: said as they came
-            parts.append(f"{name}({raw})")
+            run.append((name, arguments))
+            continue
+        if run:
+            parts.append(_calls_text(dialect, run))
+            run = []
+        parts.append(f"{name}({raw})")  # arguments that are no JSON object: as they came
+    if run:
+        parts.append(_calls_text(dialect, run))
     text = "\n".join(part for part in parts if part)
     return {
         key: value for key, value in message.items() if key not in ("tool_calls", "content")
     } | {"content": text}
+
+
+def _calls_text(dialect: Any, calls: list[tuple[str, Mapping[str, Any]]]) -> str:
+    """The calls as the dialect writes them, or, when it cannot, one ``name(json)`` a line.
+
+    A value the format cannot carry (its own closing markup) is the client's history,
+    not a programmer's error: it is said plainly rather than refused.
+    """
+    try:
+        return str(dialect.format_calls(calls))
+    except ValueError:
+        _log.debug("a past call cannot be written in %s: written as name(arguments)", dialect)
+        return "\n".join(
+            f"{name}({json.dumps(dict(args), ensure_ascii=False, default=str)})"
+            for name, args in calls
+        )
 
 
 def _text_of(content: Any) -> str:

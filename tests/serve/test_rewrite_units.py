@@ -14,6 +14,7 @@ from stream_parser.core.events import (
     ThinkingDeltaEvent,
     ToolCallEvent,
 )
+from stream_parser.dialects import get_dialect
 from stream_parser.encoders.openai_chunks import ChoiceEncoder, completion_message
 from stream_parser.errors import ConfigError
 from stream_parser.serve.rewrite import ChatRewriter, RegistryCache
@@ -320,3 +321,66 @@ def test_a_whole_completion_is_rewritten() -> None:
     assert message["content"] == "I add." and message["reasoning_content"] == "hm"
     assert message["tool_calls"][0]["function"] == {"name": "add", "arguments": '{"a": 1}'}
     assert rewriter.rewrite_completion(b'{"error": "x"}') == b'{"error": "x"}'
+
+
+def _native(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _rendered_history(dialect: str, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages sent upstream for a turn of ``calls`` and their results."""
+    body = {
+        "model": "local",
+        "tools": ADD,
+        "messages": [
+            {"role": "user", "content": "Add twice."},
+            {"role": "assistant", "content": "Adding.", "tool_calls": calls},
+            *(
+                {"role": "tool", "tool_call_id": c["id"], "content": f"result {c['id']}"}
+                for c in calls
+            ),
+        ],
+    }
+    settings = ProxySettings(dialect=dialect, render_tools=True)
+    messages: list[dict[str, Any]] = ChatRewriter(body, settings).upstream_body["messages"]
+    return messages
+
+
+def test_a_turn_of_two_calls_is_written_for_xlam_as_one_array() -> None:
+    calls = [_native("c1", "add", '{"a": 1, "b": 2}'), _native("c2", "add", '{"a": 3}')]
+    messages = _rendered_history("xlam", calls)
+    (assistant,) = [m for m in messages if m["role"] == "assistant"]
+    assert "tool_calls" not in assistant
+    assert assistant["content"] == (
+        'Adding.\n[{"name": "add", "arguments": {"a": 1, "b": 2}}, '
+        '{"name": "add", "arguments": {"a": 3}}]'
+    )
+    assert messages[-1]["role"] == "user"
+    assert "result c1" in messages[-1]["content"] and "result c2" in messages[-1]["content"]
+
+
+def test_a_call_without_an_object_of_arguments_splits_the_turn_where_it_stands() -> None:
+    calls = [
+        _native("c1", "add", '{"a": 1}'),
+        _native("c2", "add", "not json"),
+        _native("c3", "add", '{"a": 2}'),
+        _native("c4", "add", '{"a": 3}'),
+    ]
+    (assistant,) = [m for m in _rendered_history("kimi", calls) if m["role"] == "assistant"]
+    kimi = get_dialect("kimi")
+    assert assistant["content"] == "\n".join(
+        [
+            "Adding.",
+            kimi.format_calls([("add", {"a": 1})]),
+            "add(not json)",
+            kimi.format_calls([("add", {"a": 2}), ("add", {"a": 3})]),
+        ]
+    )
+
+
+def test_a_past_call_the_format_cannot_carry_is_said_plainly() -> None:
+    # qwen3_coder refuses a value holding its closing markup: the request still goes out.
+    value = "a</parameter>\n<parameter=b>"
+    calls = [_native("c1", "add", json.dumps({"a": value}))]
+    (assistant,) = [m for m in _rendered_history("qwen3_coder", calls) if m["role"] == "assistant"]
+    assert assistant["content"] == "Adding.\n" + f"add({json.dumps({'a': value})})"

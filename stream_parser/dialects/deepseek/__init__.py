@@ -92,7 +92,7 @@ text as written, anything else is converted by the field's type.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
 from pydantic_core import to_jsonable_python
@@ -175,14 +175,32 @@ class DeepSeekDialect(Dialect):
             ValueError: (dsml) a string value holds ``</｜DSML｜parameter>`` followed by
                 DSML markup, which the reader would take for the value's end.
         """
+        return self.format_calls([(tool_name, args)])
+
+    def format_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+        """Write a turn's calls in one tool-calls section, as the templates render them.
+
+        V3 puts a newline between two calls, V3.1 nothing; DSML writes one ``invoke``
+        per call in one block.
+
+        Raises:
+            ValueError: (dsml) a string value holds ``</｜DSML｜parameter>`` followed by
+                DSML markup.
+        """
         if self.variant == "dsml":
-            return _format_dsml(tool_name, args)
+            return _format_dsml(calls)
+        separator = "\n" if self.variant == "v3" else ""
+        inner = separator.join(
+            f"{CALL_BEGIN}{self._call(tool_name, args)}{CALL_END}" for tool_name, args in calls
+        )
+        return f"{CALLS_BEGIN}{inner}{CALLS_END}"
+
+    def _call(self, tool_name: str, args: Mapping[str, Any]) -> str:
+        """One call's name and arguments, between its markers (V3 or V3.1)."""
         arguments = json.dumps(to_jsonable_python(dict(args), by_alias=True), ensure_ascii=False)
         if self.variant == "v3":
-            call = f"function{SEP}{tool_name}\n```json\n{arguments}\n```"
-        else:
-            call = f"{tool_name}{SEP}{arguments}"
-        return f"{CALLS_BEGIN}{CALL_BEGIN}{call}{CALL_END}{CALLS_END}"
+            return f"function{SEP}{tool_name}\n```json\n{arguments}\n```"
+        return f"{tool_name}{SEP}{arguments}"
 
     def _instructions(self) -> str:
         return "deepseek_instructions"

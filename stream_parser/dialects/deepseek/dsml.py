@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
@@ -399,8 +399,17 @@ class DsmlPlugin(_SectionPlugin):
 _AMBIGUOUS: Final = re.compile(r"</｜DSML｜ ?parameter>[ \t\r\n]*</?｜DSML｜")
 
 
-def _format_dsml(tool_name: str, args: Mapping[str, Any]) -> str:
-    lines = [f"<{DSML}function_calls>", f'<{DSML}invoke name="{tool_name}">']
+def _format_dsml(calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """The calls as one ``function_calls`` block, one ``invoke`` each."""
+    lines = [f"<{DSML}function_calls>"]
+    for tool_name, args in calls:
+        lines += _dsml_invoke(tool_name, args)
+    lines.append(f"</{DSML}function_calls>")
+    return "\n".join(lines)
+
+
+def _dsml_invoke(tool_name: str, args: Mapping[str, Any]) -> list[str]:
+    lines = [f'<{DSML}invoke name="{tool_name}">']
     for param, value in args.items():
         if isinstance(value, str):
             text, string = value, "true"
@@ -415,5 +424,5 @@ def _format_dsml(tool_name: str, args: Mapping[str, Any]) -> str:
                 "holds </｜DSML｜parameter> followed by DSML markup"
             )
         lines.append(f'<{DSML}parameter name="{param}" string="{string}">{text}</{DSML}parameter>')
-    lines += [f"</{DSML}invoke>", f"</{DSML}function_calls>"]
-    return "\n".join(lines)
+    lines.append(f"</{DSML}invoke>")
+    return lines

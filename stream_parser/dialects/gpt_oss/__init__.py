@@ -130,6 +130,7 @@ class GptOssDialect(Dialect):
 
     name = "gpt_oss"
     title = "OpenAI Harmony messages: a call is a message to functions.NAME (gpt-oss)"
+    call_separator = ""  # one message per call, one after another
     plugin_key = "harmony"
     thinking = GPT_OSS_THINKING
     special_tokens = True  # its markers are special tokens: servers drop them unless asked

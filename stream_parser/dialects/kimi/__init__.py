@@ -71,15 +71,15 @@ the field is not a string), any other type is JSON.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from ...core.events import FramingEvent, ParseEvent, Span
 from ...core.kit import ParsePlugin, PluginBlock, register
 from ...errors import ConfigError
 from .._base import Dialect
-from .k2 import KimiK2Plugin, KimiK2Reader, format_k2_call
-from .k3 import KimiK3Plugin, KimiK3Reader, format_k3_call
+from .k2 import KimiK2Plugin, KimiK2Reader, format_k2_call, format_k2_calls
+from .k3 import KimiK3Plugin, KimiK3Reader, format_k3_call, format_k3_calls
 from .markers import (
     ARGUMENT_BEGIN,
     CALL_BEGIN,
@@ -119,7 +119,9 @@ __all__ = [
     "KimiK3SectionPlugin",
     "SECTION_OPENERS",
     "format_k2_call",
+    "format_k2_calls",
     "format_k3_call",
+    "format_k3_calls",
     "k2_tool_name",
 ]
 
@@ -204,6 +206,16 @@ class KimiDialect(Dialect):
         if self.variant == "k3":
             return format_k3_call(tool_name, args)
         return format_k2_call(tool_name, args)
+
+    def format_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+        """Write a turn's calls in one section (K2) or one tools channel (K3), numbered.
+
+        Raises:
+            ValueError: (K3) a string value holds ``<|close|>argument<|sep|>``.
+        """
+        if self.variant == "k3":
+            return format_k3_calls(calls)
+        return format_k2_calls(calls)
 
     def _instructions(self) -> str:
         return "kimi_instructions"

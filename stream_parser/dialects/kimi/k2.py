@@ -9,7 +9,7 @@ verbatim; the call's end marker inside a JSON string is content.  See the packag
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_jsonable_python
@@ -204,8 +204,27 @@ def format_k2_call(tool_name: str, args: Mapping[str, Any], index: int = 0) -> s
         ... )
         True
     """
+    return f"{SECTION_BEGIN}{_k2_call(tool_name, args, index)}{SECTION_END}"
+
+
+def format_k2_calls(calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """Several calls as the K2 chat template renders a turn's calls: one section.
+
+    The calls are numbered from 0, as the template's ids (``functions.NAME:INDEX``) are.
+
+    Example:
+        >>> format_k2_calls([("read_file", {"path": "a.py"}), ("now", {})]) == (
+        ...     "<|tool_calls_section_begin|><|tool_call_begin|>functions.read_file:0"
+        ...     '<|tool_call_argument_begin|>{"path": "a.py"}<|tool_call_end|>'
+        ...     "<|tool_call_begin|>functions.now:1<|tool_call_argument_begin|>{}"
+        ...     "<|tool_call_end|><|tool_calls_section_end|>"
+        ... )
+        True
+    """
+    inner = "".join(_k2_call(name, args, index) for index, (name, args) in enumerate(calls))
+    return f"{SECTION_BEGIN}{inner}{SECTION_END}"
+
+
+def _k2_call(tool_name: str, args: Mapping[str, Any], index: int) -> str:
     arguments = json.dumps(to_jsonable_python(dict(args), by_alias=True), ensure_ascii=False)
-    return (
-        f"{SECTION_BEGIN}{CALL_BEGIN}functions.{tool_name}:{index}{ARGUMENT_BEGIN}"
-        f"{arguments}{CALL_END}{SECTION_END}"
-    )
+    return f"{CALL_BEGIN}functions.{tool_name}:{index}{ARGUMENT_BEGIN}{arguments}{CALL_END}"

@@ -10,7 +10,7 @@ package.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -352,7 +352,23 @@ def format_k3_call(tool_name: str, args: Mapping[str, Any], index: int = 1) -> s
         ... )
         True
     """
-    parts = [f'{OPEN}tools{SEP}{OPEN}call tool="{_escape(tool_name)}" index="{index}"{SEP}']
+    return f"{OPEN}tools{SEP}{_k3_call(tool_name, args, index)}{CLOSE}tools{SEP}"
+
+
+def format_k3_calls(calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """Several calls as the K3 chat template renders a turn's calls: one tools channel.
+
+    The calls are numbered from 1, as the template numbers them.
+
+    Raises:
+        ValueError: a string value holds ``<|close|>argument<|sep|>``.
+    """
+    inner = "".join(_k3_call(name, args, index) for index, (name, args) in enumerate(calls, 1))
+    return f"{OPEN}tools{SEP}{inner}{CLOSE}tools{SEP}"
+
+
+def _k3_call(tool_name: str, args: Mapping[str, Any], index: int) -> str:
+    parts = [f'{OPEN}call tool="{_escape(tool_name)}" index="{index}"{SEP}']
     for key, value in args.items():
         jsonable = to_jsonable_python(value, by_alias=True)
         kind = _k3_type(jsonable)
@@ -363,5 +379,5 @@ def format_k3_call(tool_name: str, args: Mapping[str, Any], index: int = 1) -> s
                 f"format: its value holds {_ARG_CLOSE}"
             )
         parts.append(f'{OPEN}argument key="{_escape(key)}" type="{kind}"{SEP}{text}{_ARG_CLOSE}')
-    parts.append(f"{K3_CALL_CLOSE}{CLOSE}tools{SEP}")
+    parts.append(K3_CALL_CLOSE)
     return "".join(parts)

@@ -133,6 +133,7 @@ class MistralDialect(Dialect):
 
     name = "mistral"
     title = "[TOOL_CALLS]NAME[ARGS]{json} or [TOOL_CALLS] [{json}, ...] (Mistral)"
+    call_separator = ""  # v11: each call opens with [TOOL_CALLS], one after another
     plugin_key = "mistral"
     thinking = MISTRAL_THINKING
     tool_names = ToolNameRule(_NAME_CHARS.pattern, "letters, digits, '_', '-', '.' or ':'")

@@ -121,9 +121,11 @@ class PythonicDialect(Dialect):
         Values are Python literals; strings in double quotes with JSON's escapes (Python's
         too), so any text reads back and a reader follows a long one as a JSON string.
         """
-        return (
-            f"{CALL_START}{format_pythonic_call([(tool_name, args)], double_quoted=True)}{CALL_END}"
-        )
+        return self.format_calls([(tool_name, args)])
+
+    def format_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+        """Write a turn's calls as LFM2's template renders them: one list in its tokens."""
+        return f"{CALL_START}{format_pythonic_call(calls, double_quoted=True)}{CALL_END}"
 
     def _instructions(self) -> str:
         return "pythonic_instructions"
