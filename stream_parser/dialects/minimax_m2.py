@@ -46,7 +46,6 @@ from ..core.kit import (
     CallContext,
     FastData,
     ParsePlugin,
-    PluginBlock,
     ThinkingFormat,
     ValueRun,
     register,
@@ -58,8 +57,7 @@ from .deepseek.section import _SectionPlugin
 from .llama import LlamaEndMarkers
 
 if TYPE_CHECKING:
-    from ..core.events import ParseEvent, Span
-    from .deepseek.section import _Call
+    from ..core.events import ParseEvent
 
 __all__ = [
     "CALL_END",
@@ -137,11 +135,11 @@ class MiniMaxReader(DsmlReader):
         # The open value, which the core streams itself while a chunk holds no "<".
         self._value = ValueRun("<")
 
-    def _open_param(self, name: str, string: str, span: Span, out: list[ParseEvent]) -> None:
-        super()._open_param(name, string, span, out)
+    def value_opened(self, param: str, at: int) -> None:
+        """A value starts: the core may stream it (see :meth:`fast_path`)."""
         call = self.current
         if call is not None:
-            self._value.open(call.name or "", name, call.call.call_index, span[1])
+            self._value.open(call.name or "", param, call.call.call_index, at)
 
     def fast_path(self) -> FastData | None:
         """In a value, only a whole ``</parameter>`` needs the reader.
@@ -153,7 +151,7 @@ class MiniMaxReader(DsmlReader):
         if not self.in_value or (held and not _cut_close(held)):
             return None  # outside a value, or the hold is more than a cut close
         call = self.current
-        self._value.armed = not held and self._param_known and call is not None and call.announced
+        self._value.armed = not held and self.value_known and call is not None and call.announced
         return _CLOSE_WHOLE, self._take_chunk, True
 
     def _take_chunk(self, data: str, start: int, out: list[ParseEvent]) -> bool:
@@ -171,40 +169,35 @@ class MiniMaxReader(DsmlReader):
         n = len(buf)
         i = buf.rfind("<", max(n - len(_PARAM_CLOSE) + 1, 0))
         end = i if i >= 0 and _PARAM_CLOSE.startswith(buf[i:]) else n
-        self._take(buf, 0, end, base, out)
+        self.take_value(buf, 0, end, base, out)
         if end < n:
             self.hold(buf[end:], base + end)
             self._value.armed = False
         else:
             call = self.current
-            self._value.armed = self._param_known and call is not None and call.announced
+            self._value.armed = self.value_known and call is not None and call.announced
         return True
 
     def value_run(self) -> ValueRun | None:
         """The open value (armed by :meth:`fast_path`)."""
         return self._value
 
-    def _end_value(self) -> None:
-        # The core moved the run's end for the chunks it streamed.
-        self._value_to = max(self._value_to, self._value.end)
-        super()._end_value()
+    def value_end(self) -> int:
+        """The value ends where the reader or the core (its chunks) took it last."""
+        return max(super().value_end(), self._value.end)
 
-    def _build(self, call: _Call, tile: PluginBlock) -> list[ParseEvent]:
-        """The call's values, by their fields' types: a string as written, else JSON."""
-        name = call.name or ""
-        xml_parser = call.call.xml_parser
-        values: dict[str, str | None] = {}
-        verbatim: list[str] = []
-        for param, (start, end, _) in call.params.items():
-            value = _unframe(tile.between(start, end))
-            if value.strip(_WS) == "null":
-                values[param] = None  # None where the field admits it, else "null"
-                continue
-            values[param] = value  # any other type: trimmed, read as JSON by its type
-            if xml_parser.is_raw_param(name, param) or xml_parser.is_string_param(name, param):
-                verbatim.append(param)
-        result = xml_parser.build_instance(name, values, verbatim=verbatim)
-        return call.call.call(name, result, tile)
+    def unframe_value(self, raw: str) -> str:
+        r"""One newline after the opening tag and one before ``</parameter>`` are framing."""
+        return _unframe(raw)
+
+    def decode_value(self, text: str, string: str) -> tuple[str | None, bool]:
+        """``null`` is None (where the field admits it, else "null"); the rest a string.
+
+        A string field takes the text as written; any other type reads it as JSON.
+        """
+        if text.strip(_WS) == "null":
+            return None, False
+        return text, True
 
 
 class MiniMaxToolCallPlugin(_SectionPlugin):

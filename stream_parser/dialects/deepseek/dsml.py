@@ -102,9 +102,25 @@ DSML_MARKUP: Final = DsmlMarkup(
 class DsmlReader(_SectionReader):
     """Reads a DSML section: ``invoke`` elements holding ``parameter`` elements.
 
+    A format of the same shape subclasses it (MiniMax-M2's reader does) and changes
+    what it needs through these hooks, each a method it may override:
+
+    * :meth:`unframe_value`: what of a value's text is framing, not value.
+    * :meth:`decode_value`: how a value's text becomes what its field is built from.
+    * :meth:`value_opened`: a value starts (a reader that streams values itself
+      opens its run there).
+    * :meth:`value_end`: where the open value's text ends when its close is read.
+
+    and these, which it calls: :meth:`take_value` (a piece of the open value) and
+    :attr:`value_known` (whether the open parameter is one of the tool's).
+
     Args:
         call: the call's context.
         markup: the format's tags (DeepSeek's by default).
+
+    Attributes:
+        value_known: whether the open parameter is one of the tool's fields (the
+            value of an unknown one is read past, never taken).
     """
 
     # Another parameter may follow the last one read: without ``</invoke>``, only the
@@ -125,7 +141,7 @@ class DsmlReader(_SectionReader):
         self._ws_cap = call.config.buffer_keep_size
         self._param = ""
         self._string = ""
-        self._param_known = False
+        self.value_known = False
         self._value_from = 0  # where the open value begins ...
         self._value_to = 0  # ... and where what was taken of it ends
         self._known: frozenset[str] = frozenset()
@@ -236,7 +252,8 @@ class DsmlReader(_SectionReader):
         self._string = string
         self._value_from = self._value_to = span[1]
         self.state = _D_VALUE
-        self._param_known = known = name in self._known
+        self.value_known = known = name in self._known
+        self.value_opened(name, span[1])
         if not call.announced:
             return
         if not known:
@@ -267,13 +284,13 @@ class DsmlReader(_SectionReader):
             c = buf.find(markup.value_close, search)
             if c < 0:
                 stop = n - _partial(buf, search, (markup.value_close,))
-                self._take(buf, pos, stop, base, out)
+                self.take_value(buf, pos, stop, base, out)
                 return stop, True
             close = next((t for t in markup.param_closes if buf.startswith(t, c)), "")
             if not close:
                 rest = buf[c:]
                 if any(t.startswith(rest) for t in markup.param_closes):
-                    self._take(buf, pos, c, base, out)
+                    self.take_value(buf, pos, c, base, out)
                     return c, True
                 search = c + 1  # another DSML closing tag in a value is content
                 continue
@@ -281,16 +298,16 @@ class DsmlReader(_SectionReader):
             k = _WS_RUN.match(buf, j).end()  # type: ignore[union-attr]
             if k - j <= self._ws_cap:
                 if k == n:
-                    self._take(buf, pos, c, base, out)
+                    self.take_value(buf, pos, c, base, out)
                     return c, True  # wait for what follows the close
                 nxt = buf[k : k + self._head_len]
                 if markup.tag_start.match(buf, k):
-                    self._take(buf, pos, c, base, out)
+                    self.take_value(buf, pos, c, base, out)
                     self._end_value()
                     self.state = _D_BODY
                     return j, False
                 if k + len(nxt) == n and any(h.startswith(nxt) for h in markup.heads):
-                    self._take(buf, pos, c, base, out)
+                    self.take_value(buf, pos, c, base, out)
                     return c, True
             search = j  # not followed by markup: the close is content
 
@@ -307,12 +324,17 @@ class DsmlReader(_SectionReader):
 
     def _plain(self, data: str, start: int, out: list[ParseEvent]) -> bool:
         """:meth:`_in_value` for a chunk without the start of a closing tag."""
-        self._take(data, 0, len(data), start, out)
+        self.take_value(data, 0, len(data), start, out)
         return True
 
-    def _take(self, buf: str, start: int, end: int, base: int, out: list[ParseEvent]) -> None:
+    def take_value(self, buf: str, start: int, end: int, base: int, out: list[ParseEvent]) -> None:
+        """Take ``buf[start:end]`` (at stream offset ``base + start``) as the open value's.
+
+        It streams as a parameter delta when the call is announced and the parameter
+        known; the value's text is read from the stream when the call is built.
+        """
         call = self.current
-        if start >= end or call is None or not self._param_known:
+        if start >= end or call is None or not self.value_known:
             return
         self._value_to = base + end
         if call.announced and call.call.emit_deltas:
@@ -322,10 +344,25 @@ class DsmlReader(_SectionReader):
                 )
             )
 
+    def value_opened(self, param: str, at: int) -> None:
+        """Hook: the value of ``param`` starts at stream offset ``at`` (its tag read).
+
+        Called for every parameter of an open call, known or not; the default does
+        nothing.
+        """
+
+    def value_end(self) -> int:
+        """Hook: the stream offset where the open value's text ends, as its close is read.
+
+        By default, where the last piece given to :meth:`take_value` ends; a reader
+        whose values the core also streams (``value_run``) takes the later of the two.
+        """
+        return self._value_to
+
     def _end_value(self) -> None:
         call = self.current
-        if call is not None and self._param_known:
-            call.params[self._param] = (self._value_from, self._value_to, self._string)
+        if call is not None and self.value_known:
+            call.params[self._param] = (self._value_from, self.value_end(), self._string)
 
     def _pending_close(self) -> bool:
         """The hold is a value's closing tag and whitespace, waiting for what follows."""
@@ -344,30 +381,54 @@ class DsmlReader(_SectionReader):
         if self.state == _D_VALUE:
             self._end_value()  # the value's close waited for what follows: nothing did
 
+    def unframe_value(self, raw: str) -> str:
+        """Hook: a value's text without its framing, what the format writes around it.
+
+        ``raw`` is everything between the parameter's tags.  DSML frames a value with
+        nothing, so the default returns it whole.
+        """
+        return raw
+
+    def decode_value(self, text: str, string: str) -> tuple[str | None, bool]:
+        """Hook: a value's text (unframed) as its field is built from it.
+
+        Args:
+            text: the value's text.
+            string: the tag's ``string=`` attribute ("" when it has none).
+
+        Returns:
+            The value (None for a JSON ``null``: None where the field admits it) and
+            whether it is a string, which a string field takes as written.  DSML's
+            ``string="false"`` value is JSON: a JSON string is that string, any other
+            text is left to the field's type; every other value is a string.
+        """
+        if string.strip().lower() != "false":
+            return text, True
+        try:
+            decoded = _DECODER.decode(text.strip(_WS))
+        except (ValueError, RecursionError):
+            return text, False  # not JSON: converted by the field's type, or refused
+        if decoded is None:
+            return None, False
+        if isinstance(decoded, str):
+            return decoded, True  # a JSON string is never trimmed
+        return text, False
+
     def _build(self, call: _Call, tile: PluginBlock) -> list[ParseEvent]:
         name = call.name or ""
         xml_parser = call.call.xml_parser
         values: dict[str, str | None] = {}
         verbatim: list[str] = []
         for param, (start, end, string) in call.params.items():
-            raw = tile.between(start, end)
-            value: str | None = raw
-            is_string = string.strip().lower() != "false"
-            if not is_string:
-                try:
-                    decoded = _DECODER.decode(raw.strip(_WS))
-                except (ValueError, RecursionError):
-                    decoded = raw  # not JSON: converted by the field's type, or refused
-                if decoded is None:
-                    value = None
-                elif isinstance(decoded, str) and decoded is not raw:
-                    value, is_string = decoded, True  # a JSON string is never trimmed
+            value, is_string = self.decode_value(
+                self.unframe_value(tile.between(start, end)), string
+            )
             if value is not None and (
                 xml_parser.is_raw_param(name, param)
                 or (is_string and xml_parser.is_string_param(name, param))
             ):
                 # A string is the model's string: the format delimits it by its tags
-                # and frames it with nothing else, so nothing is removed.
+                # (and its framing, which unframe_value removed), so nothing else is.
                 verbatim.append(param)
             values[param] = value
         result = xml_parser.build_instance(name, values, verbatim=verbatim)
