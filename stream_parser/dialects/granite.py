@@ -215,6 +215,8 @@ class GraniteDialect(Dialect):
 
     def format_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
         """Write several calls as the one array the model writes after ``<|tool_call|>``."""
+        if not calls:  # no calls write nothing, not an empty array
+            return ""
         return TOOL_CALL + calls_array(calls)
 
     def format_call_4(self, tool_name: str, args: Mapping[str, Any]) -> str:

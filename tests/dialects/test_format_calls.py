@@ -29,7 +29,8 @@ from stream_parser import (
 )
 from stream_parser.dialects import DIALECTS, Dialect, deepseek, get_dialect
 from stream_parser.dialects.deepseek import DeepSeekDialect
-from stream_parser.dialects.kimi import KimiDialect
+from stream_parser.dialects.kimi import KimiDialect, format_k2_calls, format_k3_calls
+from stream_parser.dialects.mistral import MistralDialect
 from stream_parser.testing import check_chunkings
 from stream_parser.testing.dialects import _markers
 from tests.tools_fixture import TOOLS
@@ -84,6 +85,19 @@ def test_a_turn_of_calls_reads_back_under_every_chunking(writer: str) -> None:
 def test_one_call_is_written_as_format_call_writes_it(writer: str) -> None:
     _, dialect = WRITERS[writer]
     assert dialect.format_calls([TURN[0]]) == dialect.format_call(*TURN[0])
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_no_calls_write_nothing(writer: str) -> None:
+    name, dialect = WRITERS[writer]
+    assert dialect.format_calls([]) == ""
+    assert _read_whole(name, dialect.format_calls([])) == []
+
+
+def test_the_other_writers_of_a_turn_write_nothing_for_no_calls() -> None:
+    assert format_k2_calls([]) == "" and format_k3_calls([]) == ""
+    assert MistralDialect().format_calls_v3([]) == ""
+    assert MistralDialect().format_calls_v3(TURN[:1]).startswith("[TOOL_CALLS] [")
 
 
 def test_the_default_joins_the_calls_by_the_separator() -> None:
