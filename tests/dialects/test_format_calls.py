@@ -31,8 +31,7 @@ from stream_parser.dialects import DIALECTS, Dialect, deepseek, get_dialect
 from stream_parser.dialects.deepseek import DeepSeekDialect
 from stream_parser.dialects.kimi import KimiDialect, format_k2_calls, format_k3_calls
 from stream_parser.dialects.mistral import MistralDialect
-from stream_parser.testing import check_chunkings
-from stream_parser.testing.dialects import _markers
+from stream_parser.testing import check_chunkings, dialect_markers
 from tests.tools_fixture import TOOLS
 
 Calls = Sequence[tuple[str, Mapping[str, Any]]]
@@ -77,7 +76,7 @@ def test_a_turn_of_calls_reads_back_under_every_chunking(writer: str) -> None:
     name, dialect = WRITERS[writer]
     text = dialect.format_calls(TURN)
     make = _parser(name)
-    events = check_chunkings(make, text, markers=_markers(ParserConfig(dialect=name)))
+    events = check_chunkings(make, text, markers=dialect_markers(ParserConfig(dialect=name)))
     _check_read_back(writer, TURN, events)
 
 
@@ -170,5 +169,5 @@ def test_any_turn_reads_back_whole(writer: str, calls: Calls) -> None:
 def test_any_turn_reads_back_under_every_chunking(writer: str, calls: Calls) -> None:
     name, dialect = WRITERS[writer]
     text = _written(dialect, calls)
-    markers = _markers(ParserConfig(dialect=name))
+    markers = dialect_markers(ParserConfig(dialect=name))
     _check_read_back(writer, calls, check_chunkings(_parser(name), text, markers=markers))
