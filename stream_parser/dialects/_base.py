@@ -186,12 +186,16 @@ class Dialect:
         that several calls are written in that one structure, as its chat template
         renders a past turn's calls.
 
+        No calls write nothing: ``format_calls([])`` is ``""`` in every dialect, never an
+        empty array or section, so a turn without calls adds no text to a reply.  An
+        override keeps this.
+
         Args:
             calls: (tool name, arguments) pairs, in order; arguments as for
                 :meth:`format_call`.
 
         Returns:
-            The text of the calls, without a trailing newline.
+            The text of the calls, without a trailing newline; ``""`` for no calls.
 
         Raises:
             ValueError: a name or value cannot be written (as :meth:`format_call`).

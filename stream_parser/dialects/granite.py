@@ -25,8 +25,10 @@ names a registered tool and has ``"arguments"``, else the answer, as text.
 
 :class:`GraniteToolCallPlugin` claims ``<tool_call>`` and tells the two forms apart by
 the block's first non-whitespace character, as the shared ``<tool_call>`` plugin tells
-hermes from qwen3_coder: ``[`` is 3.1's array (read by :class:`GraniteReader`, the block
-ending after its ``]``), ``{`` is 4.0's call object, read by :class:`GraniteCallReader`
+hermes from qwen3_coder: ``[`` is 3.1's array (read by :class:`GraniteArrayReader`: the
+block ends after its ``]``, or, when whitespace then ``</tool_call>`` follows, with that
+tag as framing; 3.1's template writes no end tag, but a model trained on 4.0's blocks
+may), ``{`` is 4.0's call object, read by :class:`GraniteCallReader`
 (hermes' reader) up to ``</tool_call>``.  Granite 4.0's arguments sometimes come as a
 JSON string holding the object, which hermes' reader reads as that object, and sometimes
 with extra closing braces after the object, which :class:`GraniteCallReader` forgives.
@@ -56,6 +58,7 @@ __all__ = [
     "TOOL_CALL",
     "TOOL_CALL_TAGS",
     "GraniteArrayPlugin",
+    "GraniteArrayReader",
     "GraniteCallReader",
     "GraniteDialect",
     "GraniteFraming",
@@ -80,6 +83,17 @@ class GraniteReader(JsonArrayReader):
     expected: ClassVar[str] = (
         TOOL_CALL + '[{"name": "NAME", "arguments": {"key": "value"}}] (3.1: <tool_call>[…])'
     )
+
+
+class GraniteArrayReader(GraniteReader):
+    """Reads Granite 3.1's ``<tool_call>[…]``, with or without ``</tool_call>`` after it.
+
+    The array's end ends the block, unless whitespace then ``</tool_call>`` follows: that
+    end tag is then the block's, framing (:attr:`~JsonArrayReader.end_tag_optional`).
+    A ``</tool_call>`` anywhere else is text.
+    """
+
+    end_tag_optional: ClassVar[bool] = True
 
 
 class GraniteCallReader(HermesReader):
@@ -116,7 +130,8 @@ class GraniteToolCallPlugin(ReaderPlugin):
     """Reads ``<tool_call>``: 4.0's ``{…}</tool_call>``, or 3.1's ``[…]`` to its end.
 
     The block's first non-whitespace character chooses: ``[`` is an array of calls, read
-    to its ``]`` (each element a call of its own); anything else is one call object, read
+    to its ``]`` (each element a call of its own) and to a ``</tool_call>`` that follows
+    it after whitespace only (framing); anything else is one call object, read
     up to ``</tool_call>``.  ``<tool_call>`` followed by anything but ``{`` or ``[`` is
     prose.
 
@@ -141,7 +156,7 @@ class GraniteToolCallPlugin(ReaderPlugin):
 
     def reader_for(self, first: str) -> Callable[[CallContext], Reader]:
         """3.1's array for ``[``, 4.0's call object otherwise."""
-        return GraniteReader if first == "[" else _call_reader
+        return GraniteArrayReader if first == "[" else _call_reader
 
 
 class GranitePlugin(ReaderPlugin):
@@ -215,6 +230,8 @@ class GraniteDialect(Dialect):
 
     def format_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
         """Write several calls as the one array the model writes after ``<|tool_call|>``."""
+        if not calls:  # no calls write nothing, not an empty array
+            return ""
         return TOOL_CALL + calls_array(calls)
 
     def format_call_4(self, tool_name: str, args: Mapping[str, Any]) -> str:

@@ -176,6 +176,8 @@ class HunyuanDialect(Dialect):
 
     def format_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
         """Write several calls as the one array the template writes, ``", "`` between."""
+        if not calls:  # no calls write nothing, not an empty array
+            return ""
         return TOOL_CALLS + calls_array(calls) + TOOL_CALLS_END
 
     def _instructions(self) -> str:

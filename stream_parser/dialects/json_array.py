@@ -28,6 +28,11 @@ Whether it waits for the end tag or not, a block whose plugin has an end tag fol
 rule (:meth:`JsonArrayReader.accepts_end`): that tag inside one of the array's strings is
 content, anywhere else it closes the block, and a block it closed before the array did
 is malformed (:attr:`JsonArrayReader.closed` is the one flag that says the array ended).
+A format whose end tag may follow the array or not (Granite 3.1's ``<tool_call>[…]``,
+whose template writes none) sets :attr:`JsonArrayReader.end_tag_optional`: after the
+array the reader waits in :data:`AFTER_ARRAY` through whitespace; the end tag closes the
+block, as framing, and anything else ends it just before that character, the whitespace
+after the array's last line break then being text, as it is after any block.
 
 The outcome is the framing between elements and, per element, a
 call or an error with its raw text; a broken array (empty, an empty element, a trailing
@@ -48,7 +53,7 @@ from typing import Any, ClassVar, Final
 
 from pydantic_core import to_jsonable_python
 
-from ..core.events import ErrorType, FramingEvent, ParseEvent, Span
+from ..core.events import ErrorType, FramingEvent, ParseEvent, Span, TextOutputEvent
 from ..core.kit import (
     CallContext,
     FastData,
@@ -118,7 +123,8 @@ class JsonArrayReader(Reader):
 
     Each element has a call context of its own: a plugin running this reader sets
     ``reserve_index = False``.  Subclasses set :attr:`expected` (the layout, for error
-    messages), :attr:`until_end_tag` for an array between two markers, and may read
+    messages), :attr:`until_end_tag` for an array between two markers (or
+    :attr:`end_tag_optional` for one whose end marker may be left out), and may read
     another layout after the marker (:meth:`lead_other`).
 
     Attributes:
@@ -133,6 +139,14 @@ class JsonArrayReader(Reader):
     False (the default): the block ends just after the array, and what follows is read
     as ordinary input.
     """
+    end_tag_optional: ClassVar[bool] = False
+    """The plugin's end tag may follow the array, after whitespace only, or not at all.
+
+    True: after the array the block goes on through whitespace; the end tag closes it
+    (framing, with the whitespace), anything else ends it just before that character,
+    and a stream that ends there (cut or not) still makes the array's calls.  The
+    calls are given when the block ends.
+    """
 
     def __init__(self, call: CallContext) -> None:
         super().__init__(call)
@@ -144,6 +158,7 @@ class JsonArrayReader(Reader):
             AFTER_ARRAY: self._after_array,
         }
         self.closed = False
+        self.array_end = -1  # the stream offset just after the array, once it ended
         self._scanner = JsonScanner(keep_text=False)  # the array being read
         self._elements: list[_Element] = []
         self._broken = ""  # why the array's structure is broken
@@ -267,7 +282,8 @@ class JsonArrayReader(Reader):
     def _array_end(self, base: int, k: int) -> tuple[int, bool]:
         """The array ended just before ``k``: so does the block, unless an end tag closes it."""
         self.closed = True
-        if self.until_end_tag:
+        self.array_end = base + k
+        if self.until_end_tag or self.end_tag_optional:
             self.state = AFTER_ARRAY
             return k, False
         self.end = base + k
@@ -279,6 +295,9 @@ class JsonArrayReader(Reader):
         while i < n and data[i] in _WS:
             i += 1
         if i < n:
+            if self.end_tag_optional:  # not the end tag: the block ended before this
+                self.end = base + i
+                return i, True
             return self.malformed("the block has text after its array, before its end tag")
         return i, False
 
@@ -341,6 +360,15 @@ class JsonArrayReader(Reader):
         """
         return bool(self.why) or not self.in_string
 
+    def unclosed(self, block: PluginBlock) -> list[ParseEvent]:
+        """With :attr:`end_tag_optional`, a stream that ends after the array makes its calls.
+
+        Even a cut one: the array was whole, and the format needs no end tag.
+        """
+        if self.end_tag_optional and self.closed and not self.why:
+            return self.array_outcome(block)
+        return super().unclosed(block)
+
     def finish(self, block: PluginBlock) -> list[ParseEvent]:
         """The block's calls, or an error and its raw text."""
         if self.why:
@@ -372,8 +400,29 @@ class JsonArrayReader(Reader):
             sub = PluginBlock("", "", content, (element.start, element.end))
             out.extend(element.reader.finish(sub))
             pos = element.end
-        _framing(raw, start, pos, block.span[1], out)
+        tail = ""  # text at the block's end, after the array
+        if self.end_tag_optional and not block.end_tag:
+            tail = _text_after_array(raw[self.array_end - start :], prose=self.end is not None)
+        end = block.span[1] - len(tail)
+        _framing(raw, start, pos, end, out)
+        if tail:
+            out.append(TextOutputEvent(text=tail, span=(end, block.span[1])))
         return out
+
+
+def _text_after_array(after: str, prose: bool) -> str:
+    """What of ``after`` (a block's end after its array, no end tag) is text, not framing.
+
+    Whitespace is framing, as the core frames it after a block: all of it when nothing
+    follows in the block or the stream (``prose`` False), else up to its last line
+    break.  What follows the whitespace in the block (an end tag a cut stream left
+    partial) is text.
+    """
+    rest = after.lstrip(_WS)
+    space = after[: len(after) - len(rest)]
+    if not prose and not rest:
+        return ""
+    return after[space.rfind("\n") + 1 :]
 
 
 def _framing(raw: str, start: int, begin: int, end: int, out: list[ParseEvent]) -> None:

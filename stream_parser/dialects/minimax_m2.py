@@ -293,6 +293,8 @@ class MiniMaxDialect(Dialect):
         Raises:
             ValueError: as :meth:`format_call`.
         """
+        if not calls:  # no calls write nothing, not an empty block
+            return ""
         lines = [CALL_START]
         for tool_name, args in calls:
             lines += _invoke_lines(tool_name, args)

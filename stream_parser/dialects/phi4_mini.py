@@ -128,6 +128,8 @@ class Phi4MiniDialect(Dialect):
 
     def format_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
         """Write several calls as the one array the model writes after ``functools``."""
+        if not calls:  # no calls write nothing, not an empty array
+            return ""
         return MARKER + calls_array(calls)
 
     def _instructions(self) -> str:

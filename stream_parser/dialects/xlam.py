@@ -194,6 +194,8 @@ class XlamDialect(Dialect):
 
     def format_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
         """Write several calls as the one array the template renders."""
+        if not calls:  # no calls write nothing, not an empty array
+            return ""
         return calls_array(calls)
 
     def _instructions(self) -> str:

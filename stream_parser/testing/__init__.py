@@ -9,14 +9,15 @@
   its assistant message, in order; roles in a valid order).
 * :func:`check_dialect` reads a dialect's fixture cases whole, one character at a time,
   split at every position and with each marker as one token, and checks that they read
-  alike, tile, and make their calls (:mod:`stream_parser.testing.dialects`).
+  alike, tile, and make their calls (:mod:`stream_parser.testing.dialects`);
+  :func:`dialect_markers` lists those markers, for :func:`check_chunkings`.
 * :mod:`stream_parser.testing.fixtures`: example tool models (a Cline-like tool set:
   ``read_file``, ``write_to_file``, ``execute_command``...) for tests and examples.
 """
 
 from __future__ import annotations
 
-from .dialects import check_chunkings, check_dialect
+from .dialects import check_chunkings, check_dialect, dialect_markers
 from .events import assert_lossless, merge_deltas, tiling_events
 from .history import assert_valid_history, validate_history
 from .models import (
@@ -41,6 +42,7 @@ __all__ = [
     "assert_valid_history",
     "check_chunkings",
     "check_dialect",
+    "dialect_markers",
     "merge_deltas",
     "tiling_events",
     "validate_history",

@@ -79,7 +79,7 @@ from ..core.parser import StreamToolParser
 from .events import assert_lossless, merge_deltas
 from .fixtures import TOOLS
 
-__all__ = ["check_chunkings", "check_dialect", "load_cases", "marker_tokens"]
+__all__ = ["check_chunkings", "check_dialect", "dialect_markers", "load_cases", "marker_tokens"]
 
 
 def load_cases(source: str | Path) -> list[dict[str, Any]]:
@@ -122,8 +122,24 @@ def marker_tokens(text: str, markers: Iterable[str]) -> list[str]:
     return out
 
 
-def _markers(config: ParserConfig) -> set[str]:
-    """The dialects' own markers: their plugins' tags, thinking tags and records'."""
+def dialect_markers(config: ParserConfig) -> set[str]:
+    """The markers a configuration's dialects stream as one token each.
+
+    They are the dialects' plugins' start and end tags (and trailing tags), the
+    configuration's thinking tags, and the ``markers`` each dialect's record lists,
+    stripped of surrounding whitespace.  :func:`check_dialect` streams each as one token
+    (:func:`marker_tokens`); give them to :func:`check_chunkings` to do the same.
+
+    Args:
+        config: the parser configuration whose dialects to read.
+
+    Returns:
+        The markers, as a set.
+
+    Example:
+        >>> sorted(dialect_markers(ParserConfig(dialect="hermes")))
+        ['</think>', '</thinking>', '</tool_call>', '<think>', '<thinking>', '<tool_call>']
+    """
     found: set[str] = set()
     for name in config.dialects:
         found.update(dialect_record(name).markers)
@@ -270,7 +286,7 @@ def check_dialect(
         reference = check_chunkings(
             functools.partial(StreamToolParser, dict(tools), config=parser_config),
             str(case["text"]),
-            markers=_markers(parser_config).union(markers),
+            markers=dialect_markers(parser_config).union(markers),
             more=more,
             cut=bool(case.get("cut")),
             label=f"case {label!r}",

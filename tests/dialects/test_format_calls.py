@@ -29,9 +29,9 @@ from stream_parser import (
 )
 from stream_parser.dialects import DIALECTS, Dialect, deepseek, get_dialect
 from stream_parser.dialects.deepseek import DeepSeekDialect
-from stream_parser.dialects.kimi import KimiDialect
-from stream_parser.testing import check_chunkings
-from stream_parser.testing.dialects import _markers
+from stream_parser.dialects.kimi import KimiDialect, format_k2_calls, format_k3_calls
+from stream_parser.dialects.mistral import MistralDialect
+from stream_parser.testing import check_chunkings, dialect_markers
 from tests.tools_fixture import TOOLS
 
 Calls = Sequence[tuple[str, Mapping[str, Any]]]
@@ -76,7 +76,7 @@ def test_a_turn_of_calls_reads_back_under_every_chunking(writer: str) -> None:
     name, dialect = WRITERS[writer]
     text = dialect.format_calls(TURN)
     make = _parser(name)
-    events = check_chunkings(make, text, markers=_markers(ParserConfig(dialect=name)))
+    events = check_chunkings(make, text, markers=dialect_markers(ParserConfig(dialect=name)))
     _check_read_back(writer, TURN, events)
 
 
@@ -84,6 +84,19 @@ def test_a_turn_of_calls_reads_back_under_every_chunking(writer: str) -> None:
 def test_one_call_is_written_as_format_call_writes_it(writer: str) -> None:
     _, dialect = WRITERS[writer]
     assert dialect.format_calls([TURN[0]]) == dialect.format_call(*TURN[0])
+
+
+@pytest.mark.parametrize("writer", sorted(WRITERS))
+def test_no_calls_write_nothing(writer: str) -> None:
+    name, dialect = WRITERS[writer]
+    assert dialect.format_calls([]) == ""
+    assert _read_whole(name, dialect.format_calls([])) == []
+
+
+def test_the_other_writers_of_a_turn_write_nothing_for_no_calls() -> None:
+    assert format_k2_calls([]) == "" and format_k3_calls([]) == ""
+    assert MistralDialect().format_calls_v3([]) == ""
+    assert MistralDialect().format_calls_v3(TURN[:1]).startswith("[TOOL_CALLS] [")
 
 
 def test_the_default_joins_the_calls_by_the_separator() -> None:
@@ -156,5 +169,5 @@ def test_any_turn_reads_back_whole(writer: str, calls: Calls) -> None:
 def test_any_turn_reads_back_under_every_chunking(writer: str, calls: Calls) -> None:
     name, dialect = WRITERS[writer]
     text = _written(dialect, calls)
-    markers = _markers(ParserConfig(dialect=name))
+    markers = dialect_markers(ParserConfig(dialect=name))
     _check_read_back(writer, calls, check_chunkings(_parser(name), text, markers=markers))

@@ -187,6 +187,8 @@ class DeepSeekDialect(Dialect):
             ValueError: (dsml) a string value holds ``</｜DSML｜parameter>`` followed by
                 DSML markup.
         """
+        if not calls:  # no calls write nothing, not an empty section
+            return ""
         if self.variant == "dsml":
             return _format_dsml(calls)
         separator = "\n" if self.variant == "v3" else ""

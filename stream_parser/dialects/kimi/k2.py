@@ -211,6 +211,7 @@ def format_k2_calls(calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     """Several calls as the K2 chat template renders a turn's calls: one section.
 
     The calls are numbered from 0, as the template's ids (``functions.NAME:INDEX``) are.
+    No calls write ``""``, not an empty section.
 
     Example:
         >>> format_k2_calls([("read_file", {"path": "a.py"}), ("now", {})]) == (
@@ -221,6 +222,8 @@ def format_k2_calls(calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
         ... )
         True
     """
+    if not calls:  # no calls write nothing, not an empty section
+        return ""
     inner = "".join(_k2_call(name, args, index) for index, (name, args) in enumerate(calls))
     return f"{SECTION_BEGIN}{inner}{SECTION_END}"
 

@@ -358,11 +358,14 @@ def format_k3_call(tool_name: str, args: Mapping[str, Any], index: int = 1) -> s
 def format_k3_calls(calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     """Several calls as the K3 chat template renders a turn's calls: one tools channel.
 
-    The calls are numbered from 1, as the template numbers them.
+    The calls are numbered from 1, as the template numbers them.  No calls write ``""``,
+    not an empty channel.
 
     Raises:
         ValueError: a string value holds ``<|close|>argument<|sep|>``.
     """
+    if not calls:  # no calls write nothing, not an empty channel
+        return ""
     inner = "".join(_k3_call(name, args, index) for index, (name, args) in enumerate(calls, 1))
     return f"{OPEN}tools{SEP}{inner}{CLOSE}tools{SEP}"
 

@@ -167,11 +167,16 @@ class MistralDialect(Dialect):
             ids: the calls' ids (the v3 templates write nine alphanumeric characters),
                 one per call, or none.
 
+        Returns:
+            The text of the calls; ``""`` for no calls (as :meth:`format_calls`).
+
         Raises:
             ValueError: a tool name cannot be written, or ``ids`` does not match ``calls``.
         """
         if ids and len(ids) != len(calls):
             raise ValueError("give one id per call, or none")
+        if not calls:  # no calls write nothing, not an empty array
+            return ""
         items = []
         for index, (tool_name, args) in enumerate(calls):
             _check_name(tool_name)

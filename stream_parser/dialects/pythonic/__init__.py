@@ -125,6 +125,8 @@ class PythonicDialect(Dialect):
 
     def format_calls(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
         """Write a turn's calls as LFM2's template renders them: one list in its tokens."""
+        if not calls:  # no calls write nothing, not an empty list
+            return ""
         return f"{CALL_START}{format_pythonic_call(calls, double_quoted=True)}{CALL_END}"
 
     def _instructions(self) -> str:
